@@ -1,1 +1,18 @@
-//! Engine.
+//! geist's testing engine: choice sequences, generation from schemas, shrinking,
+//! the example database, targeting and health checks.
+//!
+//! Pure logic: no sockets, no processes, no protocol. A test case is a
+//! [`data::TestData`] recording typed [`choice`]s; [`generate`] turns Hegel
+//! schemas into values through those choices; [`run`] drives generation and
+//! shrinking over a test function supplied by the caller (in-process code, or a
+//! server relaying to a remote client).
+
+pub mod charset;
+pub mod choice;
+pub mod data;
+pub mod generate;
+pub mod random;
+pub mod value;
+
+pub use data::{Status, StopTest, TestData};
+pub use value::Value;

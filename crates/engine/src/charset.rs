@@ -1,0 +1,461 @@
+//! Character sets for string choices: sorted code point intervals with a
+//! shrink order.
+//!
+//! Strings shrink toward `"0"`: the digits and upper-case letters come first
+//! (`0`..`Z`), then the characters below `0` in descending order, then the
+//! rest in code point order. That makes minimal examples readable ("0", "A",
+//! "/") rather than control characters.
+
+use unicode_general_category::{GeneralCategory, get_general_category};
+
+/// A set of code points, stored as sorted, disjoint, inclusive intervals.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CharSet {
+    intervals: Vec<(u32, u32)>,
+    /// Cumulative count of code points before each interval.
+    offsets: Vec<u64>,
+    len: u64,
+    /// Natural index of the first character >= '0'.
+    zero_index: u64,
+    /// Natural index of the first character >= 'Z' (capped at len - 1).
+    upper_z_index: u64,
+}
+
+/// The largest Unicode code point.
+pub const MAX_CODEPOINT: u32 = 0x10FFFF;
+const SURROGATES: (u32, u32) = (0xD800, 0xDFFF);
+
+/// Why a character set specification is unusable.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CharSetError {
+    /// An unknown general category name.
+    #[error("{0:?} is not a valid Unicode general category")]
+    UnknownCategory(String),
+    /// An unknown codec name.
+    #[error("unsupported codec {0:?}: expected \"ascii\", \"latin-1\" or \"utf-8\"")]
+    UnknownCodec(String),
+    /// Both `categories` and `exclude_categories` were given.
+    #[error("cannot give both categories and exclude_categories")]
+    BothCategoryLists,
+    /// min_codepoint > max_codepoint.
+    #[error("max_codepoint={max} < min_codepoint={min}")]
+    CodepointRange {
+        /// The lower bound given.
+        min: u32,
+        /// The upper bound given.
+        max: u32,
+    },
+}
+
+/// The options of a Hegel `string` schema (Hypothesis' `characters()` options).
+#[derive(Clone, Debug, Default)]
+pub struct CharSetSpec {
+    /// `"ascii"`, `"latin-1"`, `"utf-8"` (or `None`).
+    pub codec: Option<String>,
+    /// Lowest permitted code point.
+    pub min_codepoint: Option<u32>,
+    /// Highest permitted code point.
+    pub max_codepoint: Option<u32>,
+    /// Only these general categories (major "L" or minor "Lu").
+    pub categories: Option<Vec<String>>,
+    /// All but these general categories.
+    pub exclude_categories: Option<Vec<String>>,
+    /// Characters always included.
+    pub include_characters: Option<String>,
+    /// Characters always excluded.
+    pub exclude_characters: Option<String>,
+}
+
+const ALL_CATEGORIES: [&str; 30] = [
+    "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi",
+    "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn",
+];
+
+fn category_code(c: u32) -> &'static str {
+    if (SURROGATES.0..=SURROGATES.1).contains(&c) {
+        return "Cs";
+    }
+    let Some(ch) = char::from_u32(c) else {
+        return "Cn";
+    };
+    use GeneralCategory::*;
+    match get_general_category(ch) {
+        UppercaseLetter => "Lu",
+        LowercaseLetter => "Ll",
+        TitlecaseLetter => "Lt",
+        ModifierLetter => "Lm",
+        OtherLetter => "Lo",
+        NonspacingMark => "Mn",
+        SpacingMark => "Mc",
+        EnclosingMark => "Me",
+        DecimalNumber => "Nd",
+        LetterNumber => "Nl",
+        OtherNumber => "No",
+        ConnectorPunctuation => "Pc",
+        DashPunctuation => "Pd",
+        OpenPunctuation => "Ps",
+        ClosePunctuation => "Pe",
+        InitialPunctuation => "Pi",
+        FinalPunctuation => "Pf",
+        OtherPunctuation => "Po",
+        MathSymbol => "Sm",
+        CurrencySymbol => "Sc",
+        ModifierSymbol => "Sk",
+        OtherSymbol => "So",
+        SpaceSeparator => "Zs",
+        LineSeparator => "Zl",
+        ParagraphSeparator => "Zp",
+        Control => "Cc",
+        Format => "Cf",
+        Surrogate => "Cs",
+        PrivateUse => "Co",
+        Unassigned => "Cn",
+        _ => "Cn",
+    }
+}
+
+/// Expands category names (major letters or two-letter codes) to two-letter codes.
+pub fn expand_categories(names: &[String]) -> Result<Vec<&'static str>, CharSetError> {
+    let mut out = Vec::new();
+    for name in names {
+        let matched: Vec<&'static str> = ALL_CATEGORIES
+            .iter()
+            .copied()
+            .filter(|c| {
+                if name.len() == 1 {
+                    c.starts_with(name.as_str())
+                } else {
+                    *c == name.as_str()
+                }
+            })
+            .collect();
+        if matched.is_empty() {
+            return Err(CharSetError::UnknownCategory(name.clone()));
+        }
+        for m in matched {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl CharSet {
+    /// A set from possibly overlapping, unsorted inclusive intervals.
+    pub fn from_intervals(mut intervals: Vec<(u32, u32)>) -> CharSet {
+        intervals.retain(|(a, b)| a <= b);
+        intervals.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(intervals.len());
+        for (a, b) in intervals {
+            match merged.last_mut() {
+                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let mut offsets = Vec::with_capacity(merged.len());
+        let mut len = 0u64;
+        for (a, b) in &merged {
+            offsets.push(len);
+            len += u64::from(b - a) + 1;
+        }
+        let mut set = CharSet {
+            intervals: merged,
+            offsets,
+            len,
+            zero_index: 0,
+            upper_z_index: 0,
+        };
+        set.zero_index = set.index_above(u32::from(b'0'));
+        set.upper_z_index = set.index_above(u32::from(b'Z')).min(len.saturating_sub(1));
+        set
+    }
+
+    /// Builds the set a Hegel `string` schema describes. Surrogates are excluded
+    /// unless asked for by category `Cs`, or by explicit code point bounds
+    /// entirely inside the surrogate range.
+    pub fn from_spec(spec: &CharSetSpec) -> Result<CharSet, CharSetError> {
+        if spec.categories.is_some() && spec.exclude_categories.is_some() {
+            return Err(CharSetError::BothCategoryLists);
+        }
+        let codec_max = match spec.codec.as_deref() {
+            None | Some("utf-8") | Some("utf8") | Some("UTF-8") => MAX_CODEPOINT,
+            Some("ascii") | Some("ASCII") => 0x7F,
+            Some("latin-1") | Some("latin1") | Some("iso-8859-1") => 0xFF,
+            Some(other) => return Err(CharSetError::UnknownCodec(other.to_string())),
+        };
+        let min = spec.min_codepoint.unwrap_or(0);
+        let max = spec.max_codepoint.unwrap_or(MAX_CODEPOINT).min(codec_max);
+        if spec.min_codepoint.is_some() && spec.max_codepoint.is_some() && min > max {
+            return Err(CharSetError::CodepointRange { min, max });
+        }
+        let utf8_codec = matches!(spec.codec.as_deref(), Some("utf-8" | "utf8" | "UTF-8"));
+        let included: Option<Vec<&'static str>> = match (&spec.categories, &spec.exclude_categories)
+        {
+            (Some(cats), _) => Some(expand_categories(cats)?),
+            (None, Some(excluded)) => {
+                let mut excluded = expand_categories(excluded)?;
+                excluded.push("Cs");
+                Some(
+                    ALL_CATEGORIES
+                        .iter()
+                        .copied()
+                        .filter(|c| !excluded.contains(c))
+                        .collect(),
+                )
+            }
+            (None, None) => None,
+        };
+        let mut intervals = Vec::new();
+        match &included {
+            None => {
+                // Everything in range except surrogates (unless utf-8 would reject them anyway).
+                let _ = utf8_codec;
+                push_without_surrogates(&mut intervals, min, max);
+            }
+            Some(cats) if cats.len() == ALL_CATEGORIES.len() => {
+                if min <= max {
+                    intervals.push((min, max));
+                }
+            }
+            Some(cats) => {
+                let mut run: Option<(u32, u32)> = None;
+                if min <= max {
+                    for c in min..=max {
+                        if cats.contains(&category_code(c)) {
+                            run = match run {
+                                Some((a, b)) if b + 1 == c => Some((a, c)),
+                                Some(done) => {
+                                    intervals.push(done);
+                                    Some((c, c))
+                                }
+                                None => Some((c, c)),
+                            };
+                        }
+                    }
+                }
+                if let Some(done) = run {
+                    intervals.push(done);
+                }
+            }
+        }
+        // A range wholly inside the surrogates asks for surrogates explicitly;
+        // Hypothesis rejects that, and so do we (the set is empty).
+        let mut set = CharSet::from_intervals(intervals);
+        if let Some(include) = &spec.include_characters {
+            let extra: Vec<(u32, u32)> = include.chars().map(|c| (c as u32, c as u32)).collect();
+            let mut all = set.intervals.clone();
+            all.extend(extra);
+            set = CharSet::from_intervals(all);
+        }
+        if let Some(exclude) = &spec.exclude_characters {
+            let excluded: Vec<u32> = exclude.chars().map(|c| c as u32).collect();
+            set = set.without(&excluded);
+        }
+        Ok(set)
+    }
+
+    fn without(&self, excluded: &[u32]) -> CharSet {
+        let mut intervals = Vec::new();
+        for &(a, b) in &self.intervals {
+            let mut start = a;
+            let mut cuts: Vec<u32> = excluded
+                .iter()
+                .copied()
+                .filter(|c| *c >= a && *c <= b)
+                .collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            for cut in cuts {
+                if cut > start {
+                    intervals.push((start, cut - 1));
+                }
+                start = cut + 1;
+            }
+            if start <= b && start >= a {
+                intervals.push((start, b));
+            }
+        }
+        CharSet::from_intervals(intervals)
+    }
+
+    /// Number of code points in the set.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The intervals, sorted and disjoint.
+    pub fn intervals(&self) -> &[(u32, u32)] {
+        &self.intervals
+    }
+
+    /// Whether `c` is in the set.
+    pub fn contains(&self, c: u32) -> bool {
+        self.locate(c).is_some()
+    }
+
+    fn locate(&self, c: u32) -> Option<usize> {
+        let i = self.intervals.partition_point(|(_, b)| *b < c);
+        (i < self.intervals.len() && self.intervals[i].0 <= c).then_some(i)
+    }
+
+    /// The code point at natural (sorted) position `i`.
+    pub fn char_at(&self, i: u64) -> Option<u32> {
+        if i >= self.len {
+            return None;
+        }
+        let k = self.offsets.partition_point(|o| *o <= i) - 1;
+        Some(self.intervals[k].0 + (i - self.offsets[k]) as u32)
+    }
+
+    /// The natural position of `c`, if present.
+    pub fn index_of(&self, c: u32) -> Option<u64> {
+        self.locate(c)
+            .map(|k| self.offsets[k] + u64::from(c - self.intervals[k].0))
+    }
+
+    /// Natural index of the first member >= c (len if none).
+    fn index_above(&self, c: u32) -> u64 {
+        let k = self.intervals.partition_point(|(_, b)| *b < c);
+        if k == self.intervals.len() {
+            return self.len;
+        }
+        let (a, _) = self.intervals[k];
+        self.offsets[k] + u64::from(c.saturating_sub(a))
+    }
+
+    /// Position of `c` in shrink order (0 = simplest); members only.
+    pub fn shrink_index(&self, c: u32) -> u64 {
+        let Some(i) = self.index_of(c) else {
+            return u64::MAX;
+        };
+        let zero = self.zero_index;
+        let z = self.upper_z_index;
+        if zero >= self.len {
+            // Nothing at or above '0': descending from the top.
+            return self.len - 1 - i;
+        }
+        if i >= zero && i <= z {
+            i - zero
+        } else if i < zero {
+            (z - zero) + (zero - i)
+        } else {
+            i
+        }
+    }
+
+    /// The member at position `s` of shrink order.
+    pub fn char_at_shrink_index(&self, s: u64) -> Option<u32> {
+        if s >= self.len {
+            return None;
+        }
+        let zero = self.zero_index;
+        let z = self.upper_z_index;
+        if zero >= self.len {
+            return self.char_at(self.len - 1 - s);
+        }
+        let span = z - zero;
+        let i = if s <= span {
+            zero + s
+        } else if s <= span + zero {
+            zero - (s - span)
+        } else {
+            s
+        };
+        self.char_at(i)
+    }
+}
+
+fn push_without_surrogates(out: &mut Vec<(u32, u32)>, min: u32, max: u32) {
+    if min > max {
+        return;
+    }
+    let (sa, sb) = SURROGATES;
+    if max < sa || min > sb {
+        out.push((min, max));
+        return;
+    }
+    if min < sa {
+        out.push((min, sa - 1));
+    }
+    if max > sb {
+        out.push((sb + 1, max));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> CharSetSpec {
+        CharSetSpec::default()
+    }
+
+    #[test]
+    fn default_set_excludes_surrogates_and_shrinks_to_zero() {
+        let set = CharSet::from_spec(&spec()).unwrap();
+        assert!(!set.contains(0xD800));
+        assert!(set.contains(0x10FFFF));
+        assert_eq!(set.char_at_shrink_index(0), Some('0' as u32));
+        assert_eq!(set.char_at_shrink_index(1), Some('1' as u32));
+        // After '0'..'Z' come the characters below '0', descending.
+        let span = u64::from(b'Z' - b'0');
+        assert_eq!(set.char_at_shrink_index(span + 1), Some('/' as u32));
+        for c in [0u32, 47, 48, 90, 91, 200, 0x10FFFF] {
+            assert_eq!(set.char_at_shrink_index(set.shrink_index(c)), Some(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn alphabet_order() {
+        let set = CharSet::from_spec(&CharSetSpec {
+            categories: Some(vec![]),
+            include_characters: Some("FEDCBA".into()),
+            ..spec()
+        })
+        .unwrap();
+        assert_eq!(set.len(), 6);
+        assert_eq!(set.char_at_shrink_index(0), Some('A' as u32));
+        let lower = CharSet::from_spec(&CharSetSpec {
+            min_codepoint: Some('a' as u32),
+            max_codepoint: Some('z' as u32),
+            ..spec()
+        })
+        .unwrap();
+        assert_eq!(lower.char_at_shrink_index(0), Some('a' as u32));
+        assert_eq!(lower.char_at_shrink_index(25), Some('z' as u32));
+    }
+
+    #[test]
+    fn categories_and_exclusions() {
+        let digits = CharSet::from_spec(&CharSetSpec {
+            categories: Some(vec!["Nd".into()]),
+            codec: Some("ascii".into()),
+            ..spec()
+        })
+        .unwrap();
+        assert_eq!(digits.len(), 10);
+        let no_letters = CharSet::from_spec(&CharSetSpec {
+            exclude_categories: Some(vec!["L".into()]),
+            max_codepoint: Some(0x7F),
+            exclude_characters: Some("0".into()),
+            ..spec()
+        })
+        .unwrap();
+        assert!(!no_letters.contains('a' as u32));
+        assert!(!no_letters.contains('0' as u32));
+        assert!(no_letters.contains('1' as u32));
+        assert!(matches!(
+            CharSet::from_spec(&CharSetSpec {
+                categories: Some(vec!["Xx".into()]),
+                ..spec()
+            }),
+            Err(CharSetError::UnknownCategory(_))
+        ));
+    }
+}

@@ -1,0 +1,509 @@
+//! Choices: the typed, constrained decisions a test case is made of.
+//!
+//! Every test case is the sequence of choices it made. Each kind of choice has
+//! a total simplicity order (its *index*: 0 is the simplest permitted value),
+//! so shrinking is search toward sequences that are shorter, then smaller
+//! choice by choice. Generation and replay both go through these types.
+
+use crate::charset::CharSet;
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// The value of one choice.
+#[derive(Clone, Debug)]
+pub enum ChoiceValue {
+    /// An integer.
+    Integer(i128),
+    /// A float (compared and hashed by bit pattern, so NaNs and -0.0 are distinct values).
+    Float(f64),
+    /// A boolean.
+    Boolean(bool),
+    /// A byte string.
+    Bytes(Vec<u8>),
+    /// A string, as code points (surrogates allowed where the alphabet has them).
+    String(Vec<u32>),
+}
+
+impl PartialEq for ChoiceValue {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ChoiceValue::Integer(a), ChoiceValue::Integer(b)) => a == b,
+            (ChoiceValue::Float(a), ChoiceValue::Float(b)) => a.to_bits() == b.to_bits(),
+            (ChoiceValue::Boolean(a), ChoiceValue::Boolean(b)) => a == b,
+            (ChoiceValue::Bytes(a), ChoiceValue::Bytes(b)) => a == b,
+            (ChoiceValue::String(a), ChoiceValue::String(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ChoiceValue {}
+
+impl Hash for ChoiceValue {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            ChoiceValue::Integer(v) => {
+                0u8.hash(state);
+                v.hash(state)
+            }
+            ChoiceValue::Float(v) => {
+                1u8.hash(state);
+                v.to_bits().hash(state)
+            }
+            ChoiceValue::Boolean(v) => {
+                2u8.hash(state);
+                v.hash(state)
+            }
+            ChoiceValue::Bytes(v) => {
+                3u8.hash(state);
+                v.hash(state)
+            }
+            ChoiceValue::String(v) => {
+                4u8.hash(state);
+                v.hash(state)
+            }
+        }
+    }
+}
+
+/// Constraints on an integer choice.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IntegerConstraints {
+    /// Smallest permitted value, if bounded below.
+    pub min: Option<i128>,
+    /// Largest permitted value, if bounded above.
+    pub max: Option<i128>,
+    /// The simplest value (clamped into the bounds).
+    pub shrink_towards: i128,
+}
+
+/// Constraints on a float choice.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloatConstraints {
+    /// Smallest permitted value (may be -inf).
+    pub min: f64,
+    /// Largest permitted value (may be +inf).
+    pub max: f64,
+    /// Whether NaN is permitted.
+    pub allow_nan: bool,
+    /// 32 or 64: values must be exactly representable at this width.
+    pub width: u8,
+}
+
+/// Constraints on a bytes or string choice's length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SizeConstraints {
+    /// Minimum length.
+    pub min_size: usize,
+    /// Maximum length.
+    pub max_size: usize,
+}
+
+/// The kind of a choice and what values it permits.
+#[derive(Clone, Debug)]
+pub enum Constraints {
+    /// An integer within bounds.
+    Integer(IntegerConstraints),
+    /// A float within bounds.
+    Float(FloatConstraints),
+    /// A boolean that is true with probability `p` when generated.
+    Boolean {
+        /// Probability of `true` during generation.
+        p: f64,
+    },
+    /// A byte string.
+    Bytes(SizeConstraints),
+    /// A string over an alphabet.
+    String {
+        /// The permitted characters.
+        alphabet: Arc<CharSet>,
+        /// Length bounds in code points.
+        size: SizeConstraints,
+    },
+}
+
+/// One recorded choice.
+#[derive(Clone, Debug)]
+pub struct ChoiceNode {
+    /// What the choice permitted.
+    pub constraints: Constraints,
+    /// What was chosen.
+    pub value: ChoiceValue,
+    /// Whether the value was forced (the shrinker leaves forced choices alone).
+    pub forced: bool,
+}
+
+impl IntegerConstraints {
+    /// Unbounded, shrinking toward zero.
+    pub const UNBOUNDED: IntegerConstraints = IntegerConstraints {
+        min: None,
+        max: None,
+        shrink_towards: 0,
+    };
+
+    /// Bounded on both sides, shrinking toward zero (clamped).
+    pub fn bounded(min: i128, max: i128) -> IntegerConstraints {
+        IntegerConstraints {
+            min: Some(min),
+            max: Some(max),
+            shrink_towards: 0,
+        }
+    }
+
+    /// The simplest permitted value.
+    pub fn simplest(&self) -> i128 {
+        let mut s = self.shrink_towards;
+        if let Some(min) = self.min {
+            s = s.max(min);
+        }
+        if let Some(max) = self.max {
+            s = s.min(max);
+        }
+        s
+    }
+
+    /// Whether `v` is permitted.
+    pub fn permits(&self, v: i128) -> bool {
+        self.min.is_none_or(|m| v >= m) && self.max.is_none_or(|m| v <= m)
+    }
+
+    /// Position of `v` in simplicity order: the simplest value first, then
+    /// alternately above and below it (above first), skipping values outside
+    /// the bounds.
+    pub fn index_of(&self, v: i128) -> u128 {
+        let s = self.simplest();
+        let above = v.wrapping_sub(s) as u128;
+        let below = s.wrapping_sub(v) as u128;
+        let (distance, is_above) = if v >= s { (above, true) } else { (below, false) };
+        if distance == 0 {
+            return 0;
+        }
+        // How many values exist on each side of s.
+        let room_above = self.max.map(|m| m.wrapping_sub(s) as u128);
+        let room_below = self.min.map(|m| s.wrapping_sub(m) as u128);
+        match (is_above, room_above, room_below) {
+            (true, _, Some(rb)) if rb < distance => rb.saturating_add(distance),
+            (false, Some(ra), _) if ra < distance => ra.saturating_add(distance),
+            (true, _, _) => distance.saturating_mul(2).saturating_sub(1),
+            (false, _, _) => distance.saturating_mul(2),
+        }
+    }
+
+    /// The value at position `index` in simplicity order, if there is one.
+    pub fn value_at(&self, index: u128) -> Option<i128> {
+        let s = self.simplest();
+        if index == 0 {
+            return Some(s);
+        }
+        let room_above = self.max.map(|m| m.wrapping_sub(s) as u128);
+        let room_below = self.min.map(|m| s.wrapping_sub(m) as u128);
+        let shared = match (room_above, room_below) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => u128::MAX,
+        };
+        let (distance, above) = if index <= shared.saturating_mul(2) {
+            (index.div_ceil(2), index % 2 == 1)
+        } else {
+            let distance = index - shared;
+            let above = room_above.is_none_or(|a| a > shared);
+            (distance, above)
+        };
+        let v = if above {
+            s.checked_add_unsigned(distance)?
+        } else {
+            s.checked_sub_unsigned(distance)?
+        };
+        self.permits(v).then_some(v)
+    }
+}
+
+impl FloatConstraints {
+    /// Whether `v` is permitted.
+    pub fn permits(&self, v: f64) -> bool {
+        if v.is_nan() {
+            return self.allow_nan;
+        }
+        if self.width == 32 && (v as f32) as f64 != v {
+            return false;
+        }
+        if v < self.min || v > self.max {
+            return false;
+        }
+        // Signed zero bounds: min = 0.0 excludes -0.0, max = -0.0 excludes 0.0.
+        if v == 0.0 {
+            if self.min == 0.0 && self.min.is_sign_positive() && v.is_sign_negative() {
+                return false;
+            }
+            if self.max == 0.0 && self.max.is_sign_negative() && v.is_sign_positive() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The simplest permitted value.
+    pub fn simplest(&self) -> f64 {
+        for candidate in [0.0, 1.0, -0.0, -1.0] {
+            if self.permits(candidate) {
+                return candidate;
+            }
+        }
+        // Smallest-magnitude integer inside the range, or the bound nearest zero.
+        let lo = self.min;
+        let hi = self.max;
+        if lo > 0.0 {
+            let c = lo.ceil();
+            if self.permits(c) {
+                return c;
+            }
+            return self.narrow(lo);
+        }
+        if hi < 0.0 {
+            let c = hi.floor();
+            if self.permits(c) {
+                return c;
+            }
+            return self.narrow(hi);
+        }
+        if self.permits(lo) {
+            lo
+        } else if self.allow_nan {
+            f64::NAN
+        } else {
+            hi
+        }
+    }
+
+    fn narrow(&self, v: f64) -> f64 {
+        if self.width == 32 {
+            let f = v as f32;
+            let mut candidate = f as f64;
+            if !self.permits(candidate) {
+                candidate = if candidate < self.min {
+                    f32_next_up(f) as f64
+                } else {
+                    f32_next_down(f) as f64
+                };
+            }
+            candidate
+        } else {
+            v
+        }
+    }
+}
+
+fn f32_next_up(f: f32) -> f32 {
+    f.next_up()
+}
+
+fn f32_next_down(f: f32) -> f32 {
+    f.next_down()
+}
+
+/// The simplicity order of floats: non-negative before negative, then NaN last;
+/// within a sign, integral values below 2^56 in numeric order first, then other
+/// values with exponents near 1 before extreme ones and fewer fractional bits first.
+pub fn float_key(v: f64) -> (u8, u64) {
+    if v.is_nan() {
+        return (2, v.to_bits() & 0x000F_FFFF_FFFF_FFFF);
+    }
+    let sign = u8::from(v.is_sign_negative());
+    (sign, float_magnitude_key(v.abs()))
+}
+
+fn float_magnitude_key(a: f64) -> u64 {
+    if a.fract() == 0.0 && a < (1u64 << 56) as f64 {
+        return a as u64;
+    }
+    let bits = a.to_bits();
+    let exponent = ((bits >> 52) & 0x7FF) as i64 - 1023;
+    let mantissa = bits & 0x000F_FFFF_FFFF_FFFF;
+    // Exponents 0, 1, 2, ... then -1, -2, ..., with infinity/NaN exponents last.
+    let exponent_rank: u64 = if exponent == 1024 {
+        0x7FF
+    } else if exponent >= 0 {
+        exponent as u64
+    } else {
+        1024 + (-exponent) as u64
+    };
+    let fraction_bits = if exponent >= 52 {
+        0
+    } else {
+        // Only the fractional part of the mantissa is reversed; fewer set low bits is simpler.
+        mantissa.reverse_bits() >> 12
+    };
+    (1u64 << 63) | (exponent_rank.min(0x7FF) << 52) | fraction_bits
+}
+
+impl ChoiceValue {
+    /// Compares two values of the same kind by simplicity (smaller is simpler).
+    ///
+    /// Values of different kinds compare by kind, which only happens when
+    /// comparing misaligned sequences.
+    pub fn simplicity_cmp(&self, other: &ChoiceValue, constraints: &Constraints) -> Ordering {
+        match (self, other, constraints) {
+            (ChoiceValue::Integer(a), ChoiceValue::Integer(b), Constraints::Integer(c)) => {
+                c.index_of(*a).cmp(&c.index_of(*b))
+            }
+            (ChoiceValue::Integer(a), ChoiceValue::Integer(b), _) => {
+                IntegerConstraints::UNBOUNDED
+                    .index_of(*a)
+                    .cmp(&IntegerConstraints::UNBOUNDED.index_of(*b))
+            }
+            (ChoiceValue::Float(a), ChoiceValue::Float(b), _) => float_key(*a).cmp(&float_key(*b)),
+            (ChoiceValue::Boolean(a), ChoiceValue::Boolean(b), _) => a.cmp(b),
+            (ChoiceValue::Bytes(a), ChoiceValue::Bytes(b), _) => {
+                a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+            }
+            (ChoiceValue::String(a), ChoiceValue::String(b), constraints) => {
+                a.len().cmp(&b.len()).then_with(|| match constraints {
+                    Constraints::String { alphabet, .. } => {
+                        for (x, y) in a.iter().zip(b) {
+                            let o = alphabet.shrink_index(*x).cmp(&alphabet.shrink_index(*y));
+                            if o != Ordering::Equal {
+                                return o;
+                            }
+                        }
+                        Ordering::Equal
+                    }
+                    _ => a.cmp(b),
+                })
+            }
+            _ => self.kind_rank().cmp(&other.kind_rank()),
+        }
+    }
+
+    fn kind_rank(&self) -> u8 {
+        match self {
+            ChoiceValue::Boolean(_) => 0,
+            ChoiceValue::Integer(_) => 1,
+            ChoiceValue::Float(_) => 2,
+            ChoiceValue::Bytes(_) => 3,
+            ChoiceValue::String(_) => 4,
+        }
+    }
+}
+
+impl Constraints {
+    /// Whether `value` is of this kind and permitted.
+    pub fn permits(&self, value: &ChoiceValue) -> bool {
+        match (self, value) {
+            (Constraints::Integer(c), ChoiceValue::Integer(v)) => c.permits(*v),
+            (Constraints::Float(c), ChoiceValue::Float(v)) => c.permits(*v),
+            (Constraints::Boolean { p }, ChoiceValue::Boolean(v)) => {
+                if *v {
+                    *p > 0.0
+                } else {
+                    *p < 1.0
+                }
+            }
+            (Constraints::Bytes(s), ChoiceValue::Bytes(v)) => {
+                v.len() >= s.min_size && v.len() <= s.max_size
+            }
+            (Constraints::String { alphabet, size }, ChoiceValue::String(v)) => {
+                v.len() >= size.min_size
+                    && v.len() <= size.max_size
+                    && v.iter().all(|c| alphabet.contains(*c))
+            }
+            _ => false,
+        }
+    }
+
+    /// The simplest permitted value.
+    pub fn simplest(&self) -> ChoiceValue {
+        match self {
+            Constraints::Integer(c) => ChoiceValue::Integer(c.simplest()),
+            Constraints::Float(c) => ChoiceValue::Float(c.simplest()),
+            Constraints::Boolean { p } => ChoiceValue::Boolean(*p >= 1.0),
+            Constraints::Bytes(s) => ChoiceValue::Bytes(vec![0; s.min_size]),
+            Constraints::String { alphabet, size } => {
+                let c = alphabet.char_at_shrink_index(0).unwrap_or(0x30);
+                ChoiceValue::String(vec![c; size.min_size])
+            }
+        }
+    }
+}
+
+/// Compares two choice sequences in shortlex order: fewer choices first, then
+/// choice by choice in simplicity order. This is the order shrinking descends.
+pub fn sequence_cmp(a: &[ChoiceNode], b: &[ChoiceNode]) -> Ordering {
+    a.len().cmp(&b.len()).then_with(|| {
+        for (x, y) in a.iter().zip(b) {
+            let o = x.value.simplicity_cmp(&y.value, &x.constraints);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_order_is_zero_then_positive_before_negative() {
+        let c = IntegerConstraints::UNBOUNDED;
+        let order: Vec<i128> = (0..7).map(|i| c.value_at(i).unwrap()).collect();
+        assert_eq!(order, [0, 1, -1, 2, -2, 3, -3]);
+        for v in -50..50 {
+            assert_eq!(c.value_at(c.index_of(v)), Some(v));
+        }
+    }
+
+    #[test]
+    fn bounded_integer_order_is_a_bijection() {
+        for (min, max, towards) in [(-3, 10, 0), (5, 9, 0), (-9, -2, 0), (-4, 4, 2), (0, 0, 0)] {
+            let c = IntegerConstraints {
+                min: Some(min),
+                max: Some(max),
+                shrink_towards: towards,
+            };
+            let n = (max - min + 1) as u128;
+            let mut seen: Vec<i128> = (0..n).map(|i| c.value_at(i).unwrap()).collect();
+            assert_eq!(c.value_at(n), None, "{min}..{max}");
+            for (i, v) in seen.iter().enumerate() {
+                assert_eq!(c.index_of(*v), i as u128);
+            }
+            seen.sort();
+            assert_eq!(seen, (min..=max).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn floats_prefer_small_integers() {
+        let mut values = vec![0.5, 1.0, 0.0, -1.0, 2.0, 1.5, 1e-300, f64::INFINITY, 1e300, f64::NAN];
+        values.sort_by_key(|v| float_key(*v));
+        assert_eq!(values[0], 0.0);
+        assert_eq!(values[1], 1.0);
+        assert_eq!(values[2], 2.0);
+        assert!(values.last().unwrap().is_nan());
+        let pos_1_5 = values.iter().position(|v| *v == 1.5).unwrap();
+        let pos_tiny = values.iter().position(|v| *v == 1e-300).unwrap();
+        assert!(pos_1_5 < pos_tiny);
+    }
+
+    #[test]
+    fn float_constraints_respect_signed_zero() {
+        let c = FloatConstraints {
+            min: 0.0,
+            max: 1.0,
+            allow_nan: false,
+            width: 64,
+        };
+        assert!(c.permits(0.0));
+        assert!(!c.permits(-0.0));
+        assert_eq!(c.simplest(), 0.0);
+        let c = FloatConstraints {
+            min: 1.5,
+            max: 7.5,
+            allow_nan: false,
+            width: 64,
+        };
+        assert_eq!(c.simplest(), 2.0);
+    }
+}

@@ -1,0 +1,513 @@
+//! One test case: the choices it makes, the spans over them, and its outcome.
+//!
+//! A [`TestData`] either replays a prefix of choices (falling back to the
+//! simplest permitted value when a recorded choice no longer fits) or draws
+//! fresh choices at random. Everything the test case does is recorded, so any
+//! test case can be reproduced exactly from its choice values.
+
+use crate::choice::{
+    ChoiceNode, ChoiceValue, Constraints, FloatConstraints, IntegerConstraints, SizeConstraints,
+};
+use crate::charset::CharSet;
+use crate::random::Source;
+use std::sync::Arc;
+
+/// How a test case ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    /// It tried to make more choices than allowed (or replay ran out).
+    Overrun,
+    /// It was rejected (an assumption failed, or a filter gave up).
+    Invalid,
+    /// It passed.
+    Valid,
+    /// It failed.
+    Interesting,
+}
+
+/// The signal that a test case cannot continue (it overran its choice budget
+/// or was already concluded). Callers unwind and report the test case as done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopTest;
+
+/// A labelled range of choices, `start..end` in the choice sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// What kind of structure this is (list, element, tuple, client label ...).
+    pub label: u64,
+    /// Index of the first choice.
+    pub start: usize,
+    /// One past the last choice.
+    pub end: usize,
+    /// Nesting depth when it was opened.
+    pub depth: usize,
+    /// Whether the client discarded it (e.g. a rejected filter attempt).
+    pub discarded: bool,
+}
+
+/// Span labels the engine uses for its own structures.
+pub mod labels {
+    /// A whole list, set, dict or string collection.
+    pub const COLLECTION: u64 = 0x6765_6973_7401;
+    /// One element of a collection, with the choice that decided to draw it.
+    pub const COLLECTION_ELEMENT: u64 = 0x6765_6973_7402;
+    /// A tuple.
+    pub const TUPLE: u64 = 0x6765_6973_7403;
+    /// A one_of: the branch index and the branch's value.
+    pub const ONE_OF: u64 = 0x6765_6973_7404;
+    /// One generated value from a schema.
+    pub const SCHEMA_VALUE: u64 = 0x6765_6973_7405;
+    /// A pool variable draw.
+    pub const POOL_VARIABLE: u64 = 0x6765_6973_7406;
+    /// A dict entry.
+    pub const DICT_ENTRY: u64 = 0x6765_6973_7407;
+}
+
+/// Where the choices of a test case come from.
+enum Mode {
+    /// Random generation after the prefix.
+    Generate(Source),
+    /// Replay the prefix; after it, simplest values (up to the choice budget).
+    Replay,
+}
+
+/// The state of one test case.
+pub struct TestData {
+    prefix: Vec<ChoiceValue>,
+    mode: Mode,
+    /// The choices made so far.
+    pub nodes: Vec<ChoiceNode>,
+    /// Spans opened and closed so far (closed ones have their end set).
+    pub spans: Vec<Span>,
+    open_spans: Vec<usize>,
+    max_choices: usize,
+    /// The outcome, once concluded.
+    pub status: Option<Status>,
+    /// For failures: where the failure came from (distinct origins are distinct bugs).
+    pub origin: Option<String>,
+    /// Targeting observations (label, value).
+    pub target_observations: Vec<(String, f64)>,
+    /// Whether a replayed choice did not fit and was replaced.
+    pub misaligned: bool,
+    /// Recently drawn integers, reused now and then to provoke equal-value bugs.
+    recent_integers: Vec<i128>,
+}
+
+/// The largest number of choices one test case may make.
+pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
+
+impl TestData {
+    /// A test case that replays `prefix` then generates at random from `source`.
+    pub fn generating(prefix: Vec<ChoiceValue>, source: Source, max_choices: usize) -> TestData {
+        TestData::new(prefix, Mode::Generate(source), max_choices)
+    }
+
+    /// A test case that replays `choices` exactly, then makes simplest choices.
+    pub fn replaying(choices: Vec<ChoiceValue>, max_choices: usize) -> TestData {
+        TestData::new(choices, Mode::Replay, max_choices)
+    }
+
+    fn new(prefix: Vec<ChoiceValue>, mode: Mode, max_choices: usize) -> TestData {
+        TestData {
+            prefix,
+            mode,
+            nodes: Vec::new(),
+            spans: Vec::new(),
+            open_spans: Vec::new(),
+            max_choices,
+            status: None,
+            origin: None,
+            target_observations: Vec::new(),
+            misaligned: false,
+            recent_integers: Vec::new(),
+        }
+    }
+
+    /// The choice values made so far (what replays this test case).
+    pub fn choices(&self) -> Vec<ChoiceValue> {
+        self.nodes.iter().map(|n| n.value.clone()).collect()
+    }
+
+    /// Whether the test case is still running.
+    pub fn is_active(&self) -> bool {
+        self.status.is_none()
+    }
+
+    /// Whether choices past the prefix are random (generation) rather than simplest (replay).
+    pub fn is_generating(&self) -> bool {
+        matches!(self.mode, Mode::Generate(_))
+    }
+
+    /// The random source, when generating past the prefix.
+    pub fn source(&mut self) -> Option<&mut Source> {
+        match (&mut self.mode, self.nodes.len() >= self.prefix.len()) {
+            (Mode::Generate(s), true) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Concludes the test case. Later conclusions are ignored.
+    pub fn conclude(&mut self, status: Status, origin: Option<String>) {
+        if self.status.is_none() {
+            self.status = Some(status);
+            self.origin = origin;
+            let end = self.nodes.len();
+            while let Some(i) = self.open_spans.pop() {
+                self.spans[i].end = end;
+            }
+        }
+    }
+
+    /// Marks the test case invalid and returns the stop signal.
+    pub fn reject(&mut self) -> StopTest {
+        self.conclude(Status::Invalid, None);
+        StopTest
+    }
+
+    /// Opens a span.
+    pub fn start_span(&mut self, label: u64) {
+        if self.status.is_some() {
+            return;
+        }
+        let index = self.spans.len();
+        self.spans.push(Span {
+            label,
+            start: self.nodes.len(),
+            end: usize::MAX,
+            depth: self.open_spans.len(),
+            discarded: false,
+        });
+        self.open_spans.push(index);
+    }
+
+    /// Closes the innermost open span. Returns false if none was open.
+    pub fn stop_span(&mut self, discard: bool) -> bool {
+        match self.open_spans.pop() {
+            Some(i) => {
+                let end = self.nodes.len();
+                let span = &mut self.spans[i];
+                span.end = end;
+                span.discarded = discard;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records a span over already-made choices (used by collections, whose
+    /// element ranges need not nest with client spans).
+    pub fn record_span(&mut self, label: u64, start: usize, end: usize) {
+        if start < end {
+            self.spans.push(Span {
+                label,
+                start,
+                end,
+                depth: self.open_spans.len(),
+                discarded: false,
+            });
+        }
+    }
+
+    /// Makes one choice: replays the prefix if it fits, else generates (or, in
+    /// replay mode, takes the simplest value). `forced` values are recorded but
+    /// never come from the prefix or the random source.
+    fn choose(
+        &mut self,
+        constraints: Constraints,
+        forced: Option<ChoiceValue>,
+        generate: impl FnOnce(&mut Source, &Constraints, &[i128]) -> ChoiceValue,
+    ) -> Result<ChoiceValue, StopTest> {
+        if self.status.is_some() {
+            return Err(StopTest);
+        }
+        if self.nodes.len() >= self.max_choices {
+            self.conclude(Status::Overrun, None);
+            return Err(StopTest);
+        }
+        let index = self.nodes.len();
+        let value = if let Some(forced) = forced {
+            forced
+        } else if let Some(recorded) = self.prefix.get(index) {
+            if constraints.permits(recorded) {
+                recorded.clone()
+            } else {
+                self.misaligned = true;
+                constraints.simplest()
+            }
+        } else {
+            match &mut self.mode {
+                Mode::Generate(source) => {
+                    let v = generate(source, &constraints, &self.recent_integers);
+                    debug_assert!(constraints.permits(&v), "{v:?} under {constraints:?}");
+                    if constraints.permits(&v) {
+                        v
+                    } else {
+                        constraints.simplest()
+                    }
+                }
+                Mode::Replay => constraints.simplest(),
+            }
+        };
+        if let ChoiceValue::Integer(v) = value
+            && self.recent_integers.len() < 16
+        {
+            self.recent_integers.push(v);
+        }
+        self.nodes.push(ChoiceNode {
+            constraints,
+            value: value.clone(),
+            forced: false,
+        });
+        Ok(value)
+    }
+
+    /// Draws an integer.
+    pub fn draw_integer(&mut self, c: IntegerConstraints) -> Result<i128, StopTest> {
+        match self.choose(Constraints::Integer(c), None, crate::random::integer)? {
+            ChoiceValue::Integer(v) => Ok(v),
+            _ => unreachable!("integer constraints produce integers"),
+        }
+    }
+
+    /// Records a forced integer choice.
+    pub fn force_integer(&mut self, c: IntegerConstraints, v: i128) -> Result<i128, StopTest> {
+        self.choose(Constraints::Integer(c), Some(ChoiceValue::Integer(v)), crate::random::integer)?;
+        self.mark_last_forced();
+        Ok(v)
+    }
+
+    /// Draws a float.
+    pub fn draw_float(&mut self, c: FloatConstraints) -> Result<f64, StopTest> {
+        match self.choose(Constraints::Float(c), None, crate::random::float)? {
+            ChoiceValue::Float(v) => Ok(v),
+            _ => unreachable!("float constraints produce floats"),
+        }
+    }
+
+    /// Draws a boolean that is true with probability `p` during generation.
+    pub fn draw_boolean(&mut self, p: f64) -> Result<bool, StopTest> {
+        if p <= 0.0 {
+            return self.force_boolean(p, false);
+        }
+        if p >= 1.0 {
+            return self.force_boolean(p, true);
+        }
+        match self.choose(Constraints::Boolean { p }, None, crate::random::boolean)? {
+            ChoiceValue::Boolean(v) => Ok(v),
+            _ => unreachable!("boolean constraints produce booleans"),
+        }
+    }
+
+    /// Records a forced boolean choice.
+    pub fn force_boolean(&mut self, p: f64, v: bool) -> Result<bool, StopTest> {
+        self.choose(
+            Constraints::Boolean { p },
+            Some(ChoiceValue::Boolean(v)),
+            crate::random::boolean,
+        )?;
+        self.mark_last_forced();
+        Ok(v)
+    }
+
+    /// Draws a byte string.
+    pub fn draw_bytes(&mut self, size: SizeConstraints) -> Result<Vec<u8>, StopTest> {
+        match self.choose(Constraints::Bytes(size), None, crate::random::bytes)? {
+            ChoiceValue::Bytes(v) => Ok(v),
+            _ => unreachable!("bytes constraints produce bytes"),
+        }
+    }
+
+    /// Draws a string over `alphabet`, as code points.
+    pub fn draw_string(
+        &mut self,
+        alphabet: Arc<CharSet>,
+        size: SizeConstraints,
+    ) -> Result<Vec<u32>, StopTest> {
+        match self.choose(
+            Constraints::String { alphabet, size },
+            None,
+            crate::random::string,
+        )? {
+            ChoiceValue::String(v) => Ok(v),
+            _ => unreachable!("string constraints produce strings"),
+        }
+    }
+
+    fn mark_last_forced(&mut self) {
+        if let Some(last) = self.nodes.last_mut() {
+            last.forced = true;
+        }
+    }
+}
+
+/// Sizing of a variable-length collection by a sequence of "one more?" choices.
+///
+/// The expected size is `average_size`; below `min_size` the choice is forced
+/// true and at `max_size` forced false, so shrinking deletes elements by
+/// deleting choices. Each element's range, including its deciding choice, is
+/// recorded as a span so the shrinker can delete or reorder whole elements.
+#[derive(Clone, Debug)]
+pub struct Collection {
+    min_size: usize,
+    max_size: usize,
+    p_continue: f64,
+    count: usize,
+    rejections: usize,
+    element_start: Option<usize>,
+    finished: bool,
+}
+
+impl Collection {
+    /// A collection with Hypothesis' standard average size: min(max(2*min, min+5), (min+max)/2).
+    pub fn new(min_size: usize, max_size: Option<usize>) -> Collection {
+        let max = max_size.unwrap_or(usize::MAX);
+        let average = ((min_size * 2).max(min_size + 5) as f64)
+            .min(0.5 * (min_size as f64 + max as f64));
+        Collection::with_average(min_size, max, average)
+    }
+
+    /// A collection with an explicit average size.
+    pub fn with_average(min_size: usize, max_size: usize, average: f64) -> Collection {
+        let p_continue = continue_probability(average - min_size as f64, max_size - min_size);
+        Collection {
+            min_size,
+            max_size,
+            p_continue,
+            count: 0,
+            rejections: 0,
+            element_start: None,
+            finished: false,
+        }
+    }
+
+    /// Number of elements accepted so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    fn close_element(&mut self, data: &mut TestData) {
+        if let Some(start) = self.element_start.take() {
+            data.record_span(labels::COLLECTION_ELEMENT, start, data.nodes.len());
+        }
+    }
+
+    /// Whether to produce another element.
+    pub fn more(&mut self, data: &mut TestData) -> Result<bool, StopTest> {
+        self.close_element(data);
+        if self.finished {
+            return Ok(false);
+        }
+        let start = data.nodes.len();
+        let more = if self.count < self.min_size {
+            data.force_boolean(self.p_continue, true)?
+        } else if self.count >= self.max_size {
+            data.force_boolean(self.p_continue, false)?
+        } else {
+            // In replay mode past the prefix the simplest choice (false) ends
+            // the collection, so shrinking never grows collections.
+            data.draw_boolean(self.p_continue)?
+        };
+        if more {
+            self.count += 1;
+            self.element_start = Some(start);
+        } else {
+            self.finished = true;
+        }
+        Ok(more)
+    }
+
+    /// The last element was not kept (e.g. a duplicate in a unique collection).
+    /// After too many rejections the collection stops; below `min_size` that
+    /// makes the test case invalid.
+    pub fn reject(&mut self, data: &mut TestData) -> Result<(), StopTest> {
+        self.count = self.count.saturating_sub(1);
+        self.rejections += 1;
+        if self.rejections > (2 * self.count).max(3) {
+            if self.count < self.min_size {
+                return Err(data.reject());
+            }
+            self.finished = true;
+        }
+        Ok(())
+    }
+}
+
+/// The probability of continuing that gives the desired average number of extra elements.
+fn continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
+    if desired_extra <= 0.0 || max_extra == 0 {
+        return 0.0;
+    }
+    if max_extra == usize::MAX {
+        return 1.0 - 1.0 / (1.0 + desired_extra);
+    }
+    // For a bounded collection, solve for p such that the expected length of a
+    // truncated geometric distribution equals desired_extra (bisection).
+    let expected = |p: f64| -> f64 {
+        let n = max_extra as f64;
+        if p >= 1.0 {
+            return n;
+        }
+        // E = sum_{k=1..n} p^k = p(1-p^n)/(1-p)
+        p * (1.0 - p.powf(n)) / (1.0 - p)
+    };
+    if desired_extra >= max_extra as f64 {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..50 {
+        let mid = (lo + hi) / 2.0;
+        if expected(mid) < desired_extra {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo.clamp(0.0, 0.999)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replay_reproduces_choices() {
+        let mut first = TestData::generating(vec![], Source::from_seed(7), DEFAULT_MAX_CHOICES);
+        let a = first.draw_integer(IntegerConstraints::UNBOUNDED).unwrap();
+        let b = first.draw_boolean(0.5).unwrap();
+        let mut again = TestData::replaying(first.choices(), DEFAULT_MAX_CHOICES);
+        assert_eq!(again.draw_integer(IntegerConstraints::UNBOUNDED).unwrap(), a);
+        assert_eq!(again.draw_boolean(0.5).unwrap(), b);
+        // Past the prefix, replay takes the simplest value.
+        assert_eq!(again.draw_integer(IntegerConstraints::bounded(3, 9)).unwrap(), 3);
+    }
+
+    #[test]
+    fn misfit_choice_falls_back_to_simplest() {
+        let mut data = TestData::replaying(vec![ChoiceValue::Integer(100)], DEFAULT_MAX_CHOICES);
+        assert_eq!(data.draw_integer(IntegerConstraints::bounded(-5, 5)).unwrap(), 0);
+        assert!(data.misaligned);
+    }
+
+    #[test]
+    fn overrun_stops_the_test_case() {
+        let mut data = TestData::replaying(vec![], 2);
+        assert!(data.draw_boolean(0.5).is_ok());
+        assert!(data.draw_boolean(0.5).is_ok());
+        assert_eq!(data.draw_boolean(0.5), Err(StopTest));
+        assert_eq!(data.status, Some(Status::Overrun));
+    }
+
+    #[test]
+    fn collections_respect_bounds() {
+        for seed in 0..50 {
+            let mut data =
+                TestData::generating(vec![], Source::from_seed(seed), DEFAULT_MAX_CHOICES);
+            let mut c = Collection::new(2, Some(4));
+            let mut n = 0;
+            while c.more(&mut data).unwrap() {
+                n += 1;
+            }
+            assert!((2..=4).contains(&n), "{n}");
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Schemas to values: every Hegel generator schema, generated through choices.
+//!
+//! Generation never touches randomness directly: each value is built from
+//! choices on a [`TestData`], so it replays exactly and shrinks by shrinking
+//! its choices. Composite values open spans so the shrinker sees structure.
+
+pub mod formats;
+pub mod regex;
+pub mod schema;
+
+pub use schema::{Schema, SchemaError};
+
+use crate::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
+use crate::data::{Collection, StopTest, TestData, labels};
+use crate::value::Value;
+
+/// Generates one value of `schema`.
+pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest> {
+    match schema {
+        Schema::Constant(v) => Ok(v.clone()),
+        Schema::Null => Ok(Value::Null),
+        Schema::SampledFrom(values) => {
+            let i = data.draw_integer(IntegerConstraints::bounded(0, values.len() as i128 - 1))?;
+            Ok(values[i as usize].clone())
+        }
+        Schema::OneOf(schemas) => {
+            data.start_span(labels::ONE_OF);
+            let i = data.draw_integer(IntegerConstraints::bounded(0, schemas.len() as i128 - 1))?;
+            let v = generate(&schemas[i as usize], data)?;
+            data.stop_span(false);
+            Ok(Value::Array(vec![Value::Integer(i), v]))
+        }
+        Schema::Boolean { p } => Ok(Value::Bool(data.draw_boolean(*p)?)),
+        Schema::Integer(c) => Ok(Value::Integer(data.draw_integer(*c)?)),
+        Schema::Float(c) => Ok(Value::Float(data.draw_float(*c)?)),
+        Schema::String {
+            alphabet,
+            min_size,
+            max_size,
+        } => {
+            let points = data.draw_string(
+                alphabet.clone(),
+                SizeConstraints {
+                    min_size: *min_size,
+                    max_size: max_size.unwrap_or(usize::MAX),
+                },
+            )?;
+            Ok(Value::from_code_points(&points))
+        }
+        Schema::Binary { min_size, max_size } => Ok(Value::Bytes(data.draw_bytes(
+            SizeConstraints {
+                min_size: *min_size,
+                max_size: max_size.unwrap_or(usize::MAX),
+            },
+        )?)),
+        Schema::Regex(regex) => regex.generate(data),
+        Schema::List {
+            elements,
+            min_size,
+            max_size,
+            unique,
+        } => {
+            data.start_span(labels::COLLECTION);
+            let mut collection = Collection::new(*min_size, *max_size);
+            let mut out: Vec<Value> = Vec::new();
+            while collection.more(data)? {
+                let v = generate(elements, data)?;
+                if *unique && out.iter().any(|seen| seen.same_as(&v)) {
+                    collection.reject(data)?;
+                } else {
+                    out.push(v);
+                }
+            }
+            data.stop_span(false);
+            Ok(Value::Array(out))
+        }
+        Schema::Dict {
+            keys,
+            values,
+            min_size,
+            max_size,
+        } => {
+            data.start_span(labels::COLLECTION);
+            let mut collection = Collection::new(*min_size, *max_size);
+            let mut out: Vec<Value> = Vec::new();
+            while collection.more(data)? {
+                data.start_span(labels::DICT_ENTRY);
+                let k = generate(keys, data)?;
+                let duplicate = out.iter().any(|entry| match entry {
+                    Value::Array(kv) => kv[0].same_as(&k),
+                    _ => false,
+                });
+                if duplicate {
+                    data.stop_span(true);
+                    collection.reject(data)?;
+                    continue;
+                }
+                let v = generate(values, data)?;
+                data.stop_span(false);
+                out.push(Value::Array(vec![k, v]));
+            }
+            data.stop_span(false);
+            Ok(Value::Array(out))
+        }
+        Schema::Tuple(schemas) => {
+            data.start_span(labels::TUPLE);
+            let mut out = Vec::with_capacity(schemas.len());
+            for s in schemas {
+                out.push(generate(s, data)?);
+            }
+            data.stop_span(false);
+            Ok(Value::Array(out))
+        }
+        Schema::Format(format) => format.generate(data),
+        Schema::Fraction {
+            min,
+            max,
+            max_denominator,
+        } => fraction(data, *min, *max, *max_denominator),
+        Schema::Complex {
+            max_magnitude,
+            min_magnitude,
+            allow_nan,
+            allow_infinity,
+            width,
+        } => {
+            let part_width = if *width == 64 { 32 } else { 64 };
+            let limit = max_magnitude.unwrap_or(f64::INFINITY);
+            let part = FloatConstraints {
+                min: if limit.is_finite() {
+                    -limit
+                } else if *allow_infinity {
+                    f64::NEG_INFINITY
+                } else {
+                    -f64::MAX
+                },
+                max: if limit.is_finite() {
+                    limit
+                } else if *allow_infinity {
+                    f64::INFINITY
+                } else {
+                    f64::MAX
+                },
+                allow_nan: *allow_nan,
+                width: part_width,
+            };
+            data.start_span(labels::TUPLE);
+            let mut re = data.draw_float(part)?;
+            let mut im = data.draw_float(part)?;
+            data.stop_span(false);
+            let magnitude = re.hypot(im);
+            if limit.is_finite() && magnitude > limit {
+                let scale = limit / magnitude;
+                re *= scale;
+                im *= scale;
+            }
+            if *min_magnitude > 0.0 && re.hypot(im) < *min_magnitude {
+                if re == 0.0 && im == 0.0 {
+                    re = *min_magnitude;
+                } else {
+                    let scale = *min_magnitude / re.hypot(im);
+                    re *= scale;
+                    im *= scale;
+                }
+            }
+            Ok(Value::Array(vec![Value::Float(re), Value::Float(im)]))
+        }
+    }
+}
+
+fn gcd(mut a: i128, mut b: i128) -> i128 {
+    a = a.abs();
+    b = b.abs();
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
+}
+
+fn fraction(
+    data: &mut TestData,
+    min: Option<(i128, i128)>,
+    max: Option<(i128, i128)>,
+    max_denominator: Option<i128>,
+) -> Result<Value, StopTest> {
+    data.start_span(labels::TUPLE);
+    let denominator_cap = max_denominator.unwrap_or(1 << 20);
+    let d = data.draw_integer(IntegerConstraints {
+        min: Some(1),
+        max: Some(denominator_cap),
+        shrink_towards: 1,
+    })?;
+    // Numerator bounds: ceil(min * d) ..= floor(max * d).
+    let lo = min.map(|(n, m)| (n * d).div_euclid(m) + i128::from((n * d).rem_euclid(m) != 0));
+    let hi = max.map(|(n, m)| (n * d).div_euclid(m));
+    let n = match (lo, hi) {
+        (Some(a), Some(b)) if a > b => {
+            data.stop_span(false);
+            return Err(data.reject());
+        }
+        _ => data.draw_integer(IntegerConstraints {
+            min: lo,
+            max: hi,
+            shrink_towards: 0,
+        })?,
+    };
+    data.stop_span(false);
+    let g = gcd(n, d);
+    Ok(Value::Array(vec![Value::Integer(n / g), Value::Integer(d / g)]))
+}

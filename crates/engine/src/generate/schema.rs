@@ -1,0 +1,605 @@
+//! Generator schemas: parsing and validating the Hegel schema maps.
+//!
+//! Validation follows Hypothesis' argument rules (bounds ordered, NaN and
+//! infinity only where they can occur, sizes consistent) so that a client sees
+//! the same usage errors whichever server it talks to. Errors name the schema
+//! field and are reported to the client as `InvalidArgument`.
+
+use super::formats::FormatSchema;
+use super::regex::RegexSchema;
+use crate::charset::{CharSet, CharSetSpec};
+use crate::choice::{FloatConstraints, IntegerConstraints};
+use crate::value::Value;
+use std::sync::Arc;
+
+/// A schema the client sent that cannot be used.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{message}")]
+pub struct SchemaError {
+    /// What was wrong, naming the field.
+    pub message: String,
+}
+
+impl SchemaError {
+    /// An error with a message.
+    pub fn new(message: impl Into<String>) -> SchemaError {
+        SchemaError {
+            message: message.into(),
+        }
+    }
+}
+
+/// A parsed, validated schema.
+#[derive(Clone, Debug)]
+pub enum Schema {
+    /// Always this value.
+    Constant(Value),
+    /// One of these values.
+    SampledFrom(Vec<Value>),
+    /// A value from one of these schemas, reported as `[index, value]`.
+    OneOf(Vec<Schema>),
+    /// Null.
+    Null,
+    /// A boolean, true with probability `p` during generation.
+    Boolean {
+        /// Probability of true.
+        p: f64,
+    },
+    /// An integer.
+    Integer(IntegerConstraints),
+    /// A float.
+    Float(FloatConstraints),
+    /// A string.
+    String {
+        /// Permitted characters.
+        alphabet: Arc<CharSet>,
+        /// Minimum length in code points.
+        min_size: usize,
+        /// Maximum length in code points.
+        max_size: Option<usize>,
+    },
+    /// A byte string.
+    Binary {
+        /// Minimum length.
+        min_size: usize,
+        /// Maximum length.
+        max_size: Option<usize>,
+    },
+    /// A string matching a regular expression.
+    Regex(Arc<RegexSchema>),
+    /// A list.
+    List {
+        /// Element schema.
+        elements: Box<Schema>,
+        /// Minimum length.
+        min_size: usize,
+        /// Maximum length.
+        max_size: Option<usize>,
+        /// Whether elements are distinct.
+        unique: bool,
+    },
+    /// A dict, reported as `[[k, v], ...]` with distinct keys.
+    Dict {
+        /// Key schema.
+        keys: Box<Schema>,
+        /// Value schema.
+        values: Box<Schema>,
+        /// Minimum entries.
+        min_size: usize,
+        /// Maximum entries.
+        max_size: Option<usize>,
+    },
+    /// A fixed-length array, one schema per position.
+    Tuple(Vec<Schema>),
+    /// Emails, URLs, domains, IP addresses, dates, times, datetimes, UUIDs.
+    Format(FormatSchema),
+    /// A fraction `[numerator, denominator]`.
+    Fraction {
+        /// Lower bound as (numerator, denominator).
+        min: Option<(i128, i128)>,
+        /// Upper bound as (numerator, denominator).
+        max: Option<(i128, i128)>,
+        /// Largest denominator.
+        max_denominator: Option<i128>,
+    },
+    /// A complex number `[real, imag]`.
+    Complex {
+        /// Largest magnitude.
+        max_magnitude: Option<f64>,
+        /// Smallest magnitude.
+        min_magnitude: f64,
+        /// Whether NaN parts may appear.
+        allow_nan: bool,
+        /// Whether infinite parts may appear.
+        allow_infinity: bool,
+        /// 64 or 128 (total width of both parts).
+        width: u8,
+    },
+}
+
+fn field<'a>(map: &'a Value, key: &str) -> Option<&'a Value> {
+    match map.get(key) {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v),
+    }
+}
+
+fn int_field(map: &Value, key: &str) -> Result<Option<i128>, SchemaError> {
+    match field(map, key) {
+        None => Ok(None),
+        Some(Value::Integer(i)) => Ok(Some(*i)),
+        Some(Value::Float(f)) if f.fract() == 0.0 && f.abs() < 1e30 => Ok(Some(*f as i128)),
+        Some(Value::Tagged(2 | 3, _)) => Err(SchemaError::new(format!(
+            "{key} is outside the 128-bit range geist supports for integer bounds"
+        ))),
+        Some(other) => Err(SchemaError::new(format!(
+            "{key} must be an integer, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn size_field(map: &Value, key: &str) -> Result<Option<usize>, SchemaError> {
+    match int_field(map, key)? {
+        None => Ok(None),
+        Some(n) if n < 0 => Err(SchemaError::new(format!("{key}={n} must be non-negative"))),
+        Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+    }
+}
+
+fn float_field(map: &Value, key: &str) -> Result<Option<f64>, SchemaError> {
+    match field(map, key) {
+        None => Ok(None),
+        Some(Value::Float(f)) => Ok(Some(*f)),
+        Some(Value::Integer(i)) => Ok(Some(*i as f64)),
+        Some(other) => Err(SchemaError::new(format!(
+            "{key} must be a number, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn bool_field(map: &Value, key: &str) -> Result<Option<bool>, SchemaError> {
+    match field(map, key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(SchemaError::new(format!(
+            "{key} must be a boolean, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn text_field(map: &Value, key: &str) -> Result<Option<String>, SchemaError> {
+    match field(map, key) {
+        None => Ok(None),
+        Some(Value::String(b)) => String::from_utf8(b.clone())
+            .map(Some)
+            .map_err(|_| SchemaError::new(format!("{key} must be valid UTF-8"))),
+        Some(other) => Err(SchemaError::new(format!(
+            "{key} must be a string, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn text_list_field(map: &Value, key: &str) -> Result<Option<Vec<String>>, SchemaError> {
+    match field(map, key) {
+        None => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| SchemaError::new(format!("{key} must be a list of strings")))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(other) => Err(SchemaError::new(format!(
+            "{key} must be a list of strings, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn sizes(map: &Value) -> Result<(usize, Option<usize>), SchemaError> {
+    let min = size_field(map, "min_size")?.unwrap_or(0);
+    let max = size_field(map, "max_size")?;
+    if let Some(max) = max
+        && max < min
+    {
+        return Err(SchemaError::new(format!(
+            "Cannot have max_size < min_size (min_size={min}, max_size={max})"
+        )));
+    }
+    Ok((min, max))
+}
+
+fn schema_field(map: &Value, key: &str) -> Result<Schema, SchemaError> {
+    match map.get(key) {
+        Some(v) => Schema::parse(v),
+        None => Err(SchemaError::new(format!("missing required field {key:?}"))),
+    }
+}
+
+fn schema_list(map: &Value, key: &str) -> Result<Vec<Schema>, SchemaError> {
+    match map.get(key) {
+        Some(Value::Array(items)) => items.iter().map(Schema::parse).collect(),
+        Some(other) => Err(SchemaError::new(format!(
+            "{key} must be an array of schemas, got {}",
+            other.type_name()
+        ))),
+        None => Err(SchemaError::new(format!("missing required field {key:?}"))),
+    }
+}
+
+/// Parses the character options of a string schema (or a regex alphabet).
+pub fn parse_charset(map: &Value) -> Result<CharSet, SchemaError> {
+    let to_u32 = |v: Option<i128>, key: &str| -> Result<Option<u32>, SchemaError> {
+        v.map(|n| {
+            u32::try_from(n)
+                .ok()
+                .filter(|n| *n <= crate::charset::MAX_CODEPOINT)
+                .ok_or_else(|| SchemaError::new(format!("{key}={n} is not a valid code point")))
+        })
+        .transpose()
+    };
+    let spec = CharSetSpec {
+        codec: text_field(map, "codec")?,
+        min_codepoint: to_u32(int_field(map, "min_codepoint")?, "min_codepoint")?,
+        max_codepoint: to_u32(int_field(map, "max_codepoint")?, "max_codepoint")?,
+        categories: text_list_field(map, "categories")?,
+        exclude_categories: text_list_field(map, "exclude_categories")?,
+        include_characters: text_field(map, "include_characters")?,
+        exclude_characters: text_field(map, "exclude_characters")?,
+    };
+    if let Some(cats) = &spec.categories
+        && cats.iter().any(|c| c == "Cs" || c == "C")
+    {
+        let which = if cats.iter().any(|c| c == "Cs") { "Cs" } else { "C" };
+        return Err(SchemaError::new(format!(
+            "categories={cats:?}: {which:?} includes surrogate codepoints, which are not valid in strings"
+        )));
+    }
+    CharSet::from_spec(&spec).map_err(|e| SchemaError::new(e.to_string()))
+}
+
+fn next_up_width(v: f64, width: u8) -> f64 {
+    if width == 32 {
+        (v as f32).next_up() as f64
+    } else {
+        v.next_up()
+    }
+}
+
+fn next_down_width(v: f64, width: u8) -> f64 {
+    if width == 32 {
+        (v as f32).next_down() as f64
+    } else {
+        v.next_down()
+    }
+}
+
+fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
+    let width = match int_field(map, "width")? {
+        None | Some(64) => 64u8,
+        Some(32) => 32,
+        Some(16) => {
+            return Err(SchemaError::new(
+                "width=16 floats are not supported by geist; use 32 or 64",
+            ));
+        }
+        Some(w) => return Err(SchemaError::new(format!("width={w} must be 32 or 64"))),
+    };
+    let min = float_field(map, "min_value")?;
+    let max = float_field(map, "max_value")?;
+    let exclude_min = bool_field(map, "exclude_min")?.unwrap_or(false);
+    let exclude_max = bool_field(map, "exclude_max")?.unwrap_or(false);
+    let allow_nan = bool_field(map, "allow_nan")?;
+    let allow_infinity = bool_field(map, "allow_infinity")?;
+    if min.is_some_and(f64::is_nan) || max.is_some_and(f64::is_nan) {
+        return Err(SchemaError::new(format!(
+            "Cannot have max_value < min_value: NaN bounds (min_value={min:?}, max_value={max:?})"
+        )));
+    }
+    if let (Some(lo), Some(hi)) = (min, max)
+        && (hi < lo || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()))
+    {
+        return Err(SchemaError::new(format!(
+            "Cannot have max_value < min_value (min_value={lo:?}, max_value={hi:?})"
+        )));
+    }
+    let allow_nan = match allow_nan {
+        Some(true) if min.is_some() || max.is_some() => {
+            return Err(SchemaError::new(format!(
+                "Cannot have allow_nan=true with min_value or max_value (min_value={min:?}, max_value={max:?})"
+            )));
+        }
+        Some(b) => b,
+        None => min.is_none() && max.is_none(),
+    };
+    let both_finite = min.is_some_and(f64::is_finite) && max.is_some_and(f64::is_finite);
+    let allow_infinity = match allow_infinity {
+        Some(true) if both_finite => {
+            return Err(SchemaError::new(format!(
+                "Cannot have allow_infinity=true with both min_value and max_value (min_value={min:?}, max_value={max:?})"
+            )));
+        }
+        Some(b) => b,
+        None => !(min.is_some() && max.is_some()),
+    };
+    let limit = if width == 32 { f32::MAX as f64 } else { f64::MAX };
+    let mut lo = min.unwrap_or(if allow_infinity { f64::NEG_INFINITY } else { -limit });
+    let mut hi = max.unwrap_or(if allow_infinity { f64::INFINITY } else { limit });
+    if !allow_infinity {
+        if lo == f64::NEG_INFINITY {
+            lo = -limit;
+        }
+        if hi == f64::INFINITY {
+            hi = limit;
+        }
+        if lo == f64::INFINITY || hi == f64::NEG_INFINITY {
+            return Err(SchemaError::new(format!(
+                "allow_infinity=false excludes the only value in [{lo:?}, {hi:?}]"
+            )));
+        }
+    }
+    if width == 32 {
+        // Round the bounds inward to values representable at this width.
+        if lo.is_finite() && ((lo as f32) as f64) < lo {
+            lo = next_up_width(lo, 32);
+        } else if lo.is_finite() {
+            lo = (lo as f32) as f64;
+        }
+        if hi.is_finite() && ((hi as f32) as f64) > hi {
+            hi = next_down_width(hi, 32);
+        } else if hi.is_finite() {
+            hi = (hi as f32) as f64;
+        }
+    }
+    if exclude_min {
+        if min.is_none() {
+            return Err(SchemaError::new("Cannot have exclude_min=true with no min_value"));
+        }
+        lo = if lo == 0.0 && lo.is_sign_negative() {
+            0.0
+        } else {
+            next_up_width(lo, width)
+        };
+    }
+    if exclude_max {
+        if max.is_none() {
+            return Err(SchemaError::new("Cannot have exclude_max=true with no max_value"));
+        }
+        hi = if hi == 0.0 && hi.is_sign_positive() {
+            -0.0
+        } else {
+            next_down_width(hi, width)
+        };
+    }
+    if hi < lo || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()) {
+        return Err(SchemaError::new(format!(
+            "There are no {width}-bit floats in the interval (min_value={min:?}, max_value={max:?}, exclude_min={exclude_min}, exclude_max={exclude_max})"
+        )));
+    }
+    Ok(Schema::Float(FloatConstraints {
+        min: lo,
+        max: hi,
+        allow_nan,
+        width,
+    }))
+}
+
+fn parse_fraction_bound(map: &Value, key: &str) -> Result<Option<(i128, i128)>, SchemaError> {
+    match field(map, key) {
+        None => Ok(None),
+        Some(Value::Integer(i)) => Ok(Some((*i, 1))),
+        Some(Value::Array(parts)) if parts.len() == 2 => match (&parts[0], &parts[1]) {
+            (Value::Integer(n), Value::Integer(d)) if *d > 0 => Ok(Some((*n, *d))),
+            _ => Err(SchemaError::new(format!(
+                "{key} must be [numerator, denominator] with a positive denominator"
+            ))),
+        },
+        Some(Value::Float(f)) if f.is_finite() => {
+            // Exact binary fraction of the float.
+            let mut d: i128 = 1;
+            let mut n = *f;
+            while n.fract() != 0.0 && d < (1 << 60) {
+                n *= 2.0;
+                d *= 2;
+            }
+            Ok(Some((n as i128, d)))
+        }
+        Some(Value::String(s)) => {
+            let text = String::from_utf8_lossy(s).to_string();
+            let parse = |t: &str| t.trim().parse::<i128>().ok();
+            match text.split_once('/') {
+                Some((a, b)) => match (parse(a), parse(b)) {
+                    (Some(n), Some(d)) if d > 0 => Ok(Some((n, d))),
+                    _ => Err(SchemaError::new(format!("{key}={text:?} is not a fraction"))),
+                },
+                None => parse(&text)
+                    .map(|n| Some((n, 1)))
+                    .ok_or_else(|| SchemaError::new(format!("{key}={text:?} is not a fraction"))),
+            }
+        }
+        Some(other) => Err(SchemaError::new(format!(
+            "{key} must be a number or fraction, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+impl Schema {
+    /// Parses and validates a schema map.
+    pub fn parse(value: &Value) -> Result<Schema, SchemaError> {
+        let Value::Map(_) = value else {
+            return Err(SchemaError::new(format!(
+                "a schema must be a map, got {}",
+                value.type_name()
+            )));
+        };
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| SchemaError::new("schema has no \"type\" string"))?;
+        match kind {
+            "constant" => Ok(Schema::Constant(
+                value
+                    .get("value")
+                    .cloned()
+                    .ok_or_else(|| SchemaError::new("constant schema requires \"value\""))?,
+            )),
+            "null" | "none" => Ok(Schema::Null),
+            "sampled_from" => match value.get("values") {
+                Some(Value::Array(items)) if items.is_empty() => {
+                    Err(SchemaError::new("sampled_from cannot be empty"))
+                }
+                Some(Value::Array(items)) => Ok(Schema::SampledFrom(items.clone())),
+                _ => Err(SchemaError::new("sampled_from requires a \"values\" array")),
+            },
+            "one_of" => {
+                let generators = schema_list(value, "generators")?;
+                if generators.is_empty() {
+                    return Err(SchemaError::new("one_of requires at least one generator"));
+                }
+                Ok(Schema::OneOf(generators))
+            }
+            "boolean" => {
+                let p = float_field(value, "p")?.unwrap_or(0.5);
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(SchemaError::new(format!("p={p} must be between 0 and 1")));
+                }
+                Ok(Schema::Boolean { p })
+            }
+            "integer" => {
+                let min = int_field(value, "min_value")?;
+                let max = int_field(value, "max_value")?;
+                if let (Some(lo), Some(hi)) = (min, max)
+                    && hi < lo
+                {
+                    return Err(SchemaError::new(format!(
+                        "Cannot have max_value < min_value (min_value={lo}, max_value={hi})"
+                    )));
+                }
+                Ok(Schema::Integer(IntegerConstraints {
+                    min,
+                    max,
+                    shrink_towards: 0,
+                }))
+            }
+            "float" => parse_float(value),
+            "string" => {
+                let (min_size, max_size) = sizes(value)?;
+                let alphabet = parse_charset(value)?;
+                if alphabet.is_empty() && min_size > 0 {
+                    return Err(SchemaError::new(format!(
+                        "InvalidArgument: no characters satisfy the character options, so no string of min_size={min_size} exists"
+                    )));
+                }
+                Ok(Schema::String {
+                    alphabet: Arc::new(alphabet),
+                    min_size,
+                    max_size,
+                })
+            }
+            "binary" => {
+                let (min_size, max_size) = sizes(value)?;
+                Ok(Schema::Binary { min_size, max_size })
+            }
+            "regex" => {
+                let pattern = text_field(value, "pattern")?
+                    .ok_or_else(|| SchemaError::new("regex schema requires \"pattern\""))?;
+                let fullmatch = bool_field(value, "fullmatch")?.unwrap_or(false);
+                let alphabet = match field(value, "alphabet") {
+                    Some(a @ Value::Map(_)) => Some(Arc::new(parse_charset(a)?)),
+                    Some(other) => {
+                        return Err(SchemaError::new(format!(
+                            "alphabet must be a map of character options, got {}",
+                            other.type_name()
+                        )));
+                    }
+                    None => None,
+                };
+                Ok(Schema::Regex(Arc::new(RegexSchema::parse(
+                    &pattern, fullmatch, alphabet,
+                )?)))
+            }
+            "list" => {
+                let (min_size, max_size) = sizes(value)?;
+                let unique = bool_field(value, "unique")?.unwrap_or(false);
+                Ok(Schema::List {
+                    elements: Box::new(schema_field(value, "elements")?),
+                    min_size,
+                    max_size,
+                    unique,
+                })
+            }
+            "dict" => {
+                let (min_size, max_size) = sizes(value)?;
+                Ok(Schema::Dict {
+                    keys: Box::new(schema_field(value, "keys")?),
+                    values: Box::new(schema_field(value, "values")?),
+                    min_size,
+                    max_size,
+                })
+            }
+            "tuple" => Ok(Schema::Tuple(schema_list(value, "elements")?)),
+            "fraction" => {
+                let min = parse_fraction_bound(value, "min_value")?;
+                let max = parse_fraction_bound(value, "max_value")?;
+                let max_denominator = int_field(value, "max_denominator")?;
+                if max_denominator.is_some_and(|d| d < 1) {
+                    return Err(SchemaError::new("max_denominator must be at least 1"));
+                }
+                if let (Some((a, b)), Some((c, d))) = (min, max)
+                    && a * d > c * b
+                {
+                    return Err(SchemaError::new(
+                        "Cannot have max_value < min_value for fractions",
+                    ));
+                }
+                Ok(Schema::Fraction {
+                    min,
+                    max,
+                    max_denominator,
+                })
+            }
+            "complex" => {
+                let max_magnitude = float_field(value, "max_magnitude")?;
+                let min_magnitude = float_field(value, "min_magnitude")?.unwrap_or(0.0);
+                if min_magnitude < 0.0 {
+                    return Err(SchemaError::new("min_magnitude must be non-negative"));
+                }
+                if let Some(m) = max_magnitude
+                    && m < min_magnitude
+                {
+                    return Err(SchemaError::new(
+                        "Cannot have max_magnitude < min_magnitude",
+                    ));
+                }
+                let allow_infinity =
+                    bool_field(value, "allow_infinity")?.unwrap_or(max_magnitude.is_none());
+                let allow_nan = bool_field(value, "allow_nan")?.unwrap_or(max_magnitude.is_none());
+                let width = match int_field(value, "width")? {
+                    None | Some(128) => 128,
+                    Some(64) => 64,
+                    Some(w) => {
+                        return Err(SchemaError::new(format!("width={w} must be 64 or 128")));
+                    }
+                };
+                Ok(Schema::Complex {
+                    max_magnitude,
+                    min_magnitude,
+                    allow_nan,
+                    allow_infinity,
+                    width,
+                })
+            }
+            other => match FormatSchema::parse(other, value)? {
+                Some(format) => Ok(Schema::Format(format)),
+                None => Err(SchemaError::new(format!("Unsupported schema type {other:?}"))),
+            },
+        }
+    }
+}

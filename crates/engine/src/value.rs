@@ -1,0 +1,128 @@
+//! Values: what schemas describe and what generation produces.
+//!
+//! The engine knows no wire format; a server converts its payloads to and from
+//! [`Value`]. Strings are kept as "WTF-8" bytes (UTF-8 that may encode
+//! surrogates) because Hegel strings may carry surrogate code points.
+
+/// A generated or schema-supplied value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// Null / None.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Integer(i128),
+    /// A float.
+    Float(f64),
+    /// A byte string.
+    Bytes(Vec<u8>),
+    /// A string as WTF-8 bytes.
+    String(Vec<u8>),
+    /// An array (lists, tuples, dict entries as `[k, v]`).
+    Array(Vec<Value>),
+    /// A map, in insertion order.
+    Map(Vec<(Value, Value)>),
+    /// A tagged value the engine passes through untouched (e.g. big bignums).
+    Tagged(u64, Box<Value>),
+}
+
+impl Value {
+    /// A string value from text.
+    pub fn text(s: &str) -> Value {
+        Value::String(s.as_bytes().to_vec())
+    }
+
+    /// A string value from code points (surrogates encoded as WTF-8).
+    pub fn from_code_points(points: &[u32]) -> Value {
+        Value::String(encode_wtf8(points))
+    }
+
+    /// The text of a string value, if it is valid UTF-8.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(b) => std::str::from_utf8(b).ok(),
+            _ => None,
+        }
+    }
+
+    /// The entry under a string key of a map.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// A short description of the value's type, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Integer(_) => "integer",
+            Value::Float(_) => "float",
+            Value::Bytes(_) => "bytes",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Map(_) => "map",
+            Value::Tagged(..) => "tagged value",
+        }
+    }
+
+    /// Equality for uniqueness checks: floats by bit pattern except that 0.0 == -0.0
+    /// is treated like Python (equal), NaN never equal to itself.
+    pub fn same_as(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::Integer(a), Value::Float(b)) | (Value::Float(b), Value::Integer(a)) => {
+                (*a as f64) == *b
+            }
+            (Value::Array(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y))
+            }
+            _ => self == other,
+        }
+    }
+}
+
+/// Encodes code points as WTF-8 (UTF-8 that also encodes lone surrogates).
+pub fn encode_wtf8(points: &[u32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(points.len());
+    for &c in points {
+        match c {
+            0..=0x7F => out.push(c as u8),
+            0x80..=0x7FF => {
+                out.push(0xC0 | (c >> 6) as u8);
+                out.push(0x80 | (c & 0x3F) as u8);
+            }
+            0x800..=0xFFFF => {
+                out.push(0xE0 | (c >> 12) as u8);
+                out.push(0x80 | ((c >> 6) & 0x3F) as u8);
+                out.push(0x80 | (c & 0x3F) as u8);
+            }
+            _ => {
+                out.push(0xF0 | (c >> 18) as u8);
+                out.push(0x80 | ((c >> 12) & 0x3F) as u8);
+                out.push(0x80 | ((c >> 6) & 0x3F) as u8);
+                out.push(0x80 | (c & 0x3F) as u8);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wtf8_matches_utf8_for_scalar_values() {
+        let s = "a\u{e9}\u{2603}\u{1F600}";
+        let points: Vec<u32> = s.chars().map(|c| c as u32).collect();
+        assert_eq!(encode_wtf8(&points), s.as_bytes());
+        assert_eq!(encode_wtf8(&[0xD800]), vec![0xED, 0xA0, 0x80]);
+    }
+}
