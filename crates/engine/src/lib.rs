@@ -16,3 +16,7 @@ pub mod value;
 
 pub use data::{Status, StopTest, TestData};
 pub use value::Value;
+pub mod run;
+pub mod shrink;
+
+pub use run::{Failure, HealthCheck, Phases, RunResult, RunSettings, run};

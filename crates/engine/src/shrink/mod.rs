@@ -1,0 +1,150 @@
+//! The shrinker: search for a simpler choice sequence that fails the same way.
+//!
+//! A failing example is its choice sequence. The shrinker runs small,
+//! independent passes (delete spans and chunks, simplify spans, minimise single
+//! choices, redistribute between pairs, sort and lift spans) over it, keeping
+//! any candidate that still fails with the same origin and is smaller in
+//! shortlex order. Passes repeat until a whole round improves nothing or the
+//! budget runs out; a cache ensures no choice sequence runs twice.
+
+mod passes;
+
+use crate::choice::{ChoiceNode, ChoiceValue, sequence_cmp};
+use crate::data::{Span, Status, TestData};
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+/// A failing test case as the shrinker sees it.
+#[derive(Clone, Debug)]
+pub struct Example {
+    /// The choices.
+    pub nodes: Vec<ChoiceNode>,
+    /// The spans over them.
+    pub spans: Vec<Span>,
+    /// The failure's origin.
+    pub origin: String,
+}
+
+impl Example {
+    /// The example's choice values.
+    pub fn choices(&self) -> Vec<ChoiceValue> {
+        self.nodes.iter().map(|n| n.value.clone()).collect()
+    }
+
+    /// Captures a concluded failing test case.
+    pub fn from_data(data: &TestData) -> Example {
+        Example {
+            nodes: data.nodes.clone(),
+            spans: data.spans.clone(),
+            origin: data.origin.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// Runs a test case from a choice sequence and reports how it ended.
+pub trait Replay {
+    /// Replays `choices` (simplest values beyond them) and returns the concluded data.
+    fn replay(&mut self, choices: Vec<ChoiceValue>) -> TestData;
+}
+
+impl<F: FnMut(Vec<ChoiceValue>) -> TestData> Replay for F {
+    fn replay(&mut self, choices: Vec<ChoiceValue>) -> TestData {
+        self(choices)
+    }
+}
+
+/// Shrinks one failure.
+pub struct Shrinker<'a> {
+    replay: &'a mut dyn Replay,
+    /// The smallest failing example found so far.
+    pub best: Example,
+    seen: HashSet<Vec<ChoiceValue>>,
+    /// Smallest examples of other failures met along the way, by origin.
+    pub other_failures: HashMap<String, Example>,
+    /// Test cases run.
+    pub calls: usize,
+    max_calls: usize,
+    improved_in_round: bool,
+}
+
+impl<'a> Shrinker<'a> {
+    /// A shrinker starting from `example`, spending at most `max_calls` test cases.
+    pub fn new(replay: &'a mut dyn Replay, example: Example, max_calls: usize) -> Shrinker<'a> {
+        let mut seen = HashSet::new();
+        seen.insert(example.choices());
+        Shrinker {
+            replay,
+            best: example,
+            seen,
+            other_failures: HashMap::new(),
+            calls: 0,
+            max_calls,
+            improved_in_round: false,
+        }
+    }
+
+    /// Whether the budget is spent.
+    pub fn exhausted(&self) -> bool {
+        self.calls >= self.max_calls
+    }
+
+    /// Tries a candidate choice sequence; true if it became the new best.
+    pub fn consider(&mut self, candidate: Vec<ChoiceValue>) -> bool {
+        if self.exhausted() || !self.seen.insert(candidate.clone()) {
+            return false;
+        }
+        self.calls += 1;
+        let data = self.replay.replay(candidate);
+        if data.status != Some(Status::Interesting) {
+            return false;
+        }
+        let example = Example::from_data(&data);
+        if example.origin != self.best.origin {
+            let keep = match self.other_failures.get(&example.origin) {
+                Some(existing) => sequence_cmp(&example.nodes, &existing.nodes) == Ordering::Less,
+                None => true,
+            };
+            if keep {
+                self.other_failures.insert(example.origin.clone(), example);
+            }
+            return false;
+        }
+        self.seen.insert(example.choices());
+        if sequence_cmp(&example.nodes, &self.best.nodes) == Ordering::Less {
+            self.best = example;
+            self.improved_in_round = true;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Tries the best example with the choices in `range` replaced by `replacement`.
+    pub fn try_replace(&mut self, range: std::ops::Range<usize>, replacement: &[ChoiceValue]) -> bool {
+        let current = self.best.choices();
+        if range.end > current.len() {
+            return false;
+        }
+        let mut candidate = Vec::with_capacity(current.len() - range.len() + replacement.len());
+        candidate.extend_from_slice(&current[..range.start]);
+        candidate.extend_from_slice(replacement);
+        candidate.extend_from_slice(&current[range.end..]);
+        self.consider(candidate)
+    }
+
+    /// Tries the best example with choice `i` set to `value`.
+    pub fn try_set(&mut self, i: usize, value: ChoiceValue) -> bool {
+        self.try_replace(i..i + 1, &[value])
+    }
+
+    /// Shrinks until no pass improves the example or the budget is spent.
+    pub fn shrink(&mut self) {
+        loop {
+            self.improved_in_round = false;
+            passes::run_all(self);
+            if !self.improved_in_round || self.exhausted() {
+                break;
+            }
+        }
+    }
+}

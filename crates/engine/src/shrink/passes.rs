@@ -1,0 +1,490 @@
+//! The shrink passes. Each is small and independent, works on the current best
+//! example, and re-reads it after every success (indices may have moved).
+
+use super::Shrinker;
+use crate::choice::{ChoiceValue, Constraints, float_key};
+use std::cmp::Ordering;
+
+/// One round of every pass, cheapest and most effective first.
+pub fn run_all(s: &mut Shrinker) {
+    delete_spans(s);
+    delete_chunks(s);
+    simplify_spans(s);
+    minimize_choices(s);
+    lift_spans(s);
+    sort_sibling_spans(s);
+    redistribute_pairs(s);
+    lower_integers_together(s);
+}
+
+/// Deletes whole spans (list elements, tuple parts), largest structures first.
+fn delete_spans(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best.spans.len() && !s.exhausted() {
+        let span = s.best.spans[i].clone();
+        if span.end <= s.best.nodes.len() && span.start < span.end {
+            if s.try_replace(span.start..span.end, &[]) {
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Deletes runs of k consecutive choices, from the end backwards.
+fn delete_chunks(s: &mut Shrinker) {
+    for k in [8usize, 4, 3, 2, 1] {
+        let mut i = s.best.nodes.len().saturating_sub(k) as isize;
+        while i >= 0 && !s.exhausted() {
+            let start = i as usize;
+            if start + k <= s.best.nodes.len() && s.try_replace(start..start + k, &[]) {
+                i = (s.best.nodes.len().saturating_sub(k) as isize).min(i);
+                continue;
+            }
+            // Deleting a chunk sometimes needs the choice before it lowered
+            // (e.g. a length or a "more" flag): try that too.
+            if start > 0 && start + k <= s.best.nodes.len() {
+                let prev = start - 1;
+                if let Some(lowered) = lower_once(&s.best.nodes[prev].value, &s.best.nodes[prev].constraints) {
+                    let mut replacement = vec![lowered];
+                    replacement.extend(std::iter::empty());
+                    if s.try_replace(prev..start + k, &replacement) {
+                        continue;
+                    }
+                }
+            }
+            i -= 1;
+        }
+    }
+}
+
+fn lower_once(value: &ChoiceValue, constraints: &Constraints) -> Option<ChoiceValue> {
+    match (value, constraints) {
+        (ChoiceValue::Integer(v), Constraints::Integer(c)) => {
+            let index = c.index_of(*v);
+            if index == 0 {
+                return None;
+            }
+            c.value_at(index - 1).map(ChoiceValue::Integer)
+        }
+        (ChoiceValue::Boolean(true), _) => Some(ChoiceValue::Boolean(false)),
+        _ => None,
+    }
+}
+
+/// Replaces every choice in a span with its simplest value.
+fn simplify_spans(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best.spans.len() && !s.exhausted() {
+        let span = s.best.spans[i].clone();
+        i += 1;
+        if span.end > s.best.nodes.len() || span.start >= span.end {
+            continue;
+        }
+        let replacement: Vec<ChoiceValue> = s.best.nodes[span.start..span.end]
+            .iter()
+            .map(|n| if n.forced { n.value.clone() } else { n.constraints.simplest() })
+            .collect();
+        if replacement
+            .iter()
+            .zip(&s.best.nodes[span.start..span.end])
+            .all(|(r, n)| *r == n.value)
+        {
+            continue;
+        }
+        s.try_replace(span.start..span.end, &replacement);
+    }
+}
+
+/// Minimises each choice on its own.
+fn minimize_choices(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best.nodes.len() && !s.exhausted() {
+        let node = s.best.nodes[i].clone();
+        if !node.forced {
+            match (&node.value, &node.constraints) {
+                (ChoiceValue::Integer(_), Constraints::Integer(_)) => minimize_integer(s, i),
+                (ChoiceValue::Boolean(true), _) => {
+                    s.try_set(i, ChoiceValue::Boolean(false));
+                }
+                (ChoiceValue::Float(_), Constraints::Float(_)) => minimize_float(s, i),
+                (ChoiceValue::Bytes(_), _) => minimize_sequence(s, i),
+                (ChoiceValue::String(_), _) => minimize_sequence(s, i),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Binary search for the smallest simplicity index that still fails.
+fn minimize_integer(s: &mut Shrinker, i: usize) {
+    let Some(node) = s.best.nodes.get(i) else { return };
+    let (ChoiceValue::Integer(v), Constraints::Integer(c)) = (&node.value, &node.constraints) else {
+        return;
+    };
+    let c = *c;
+    let mut hi = c.index_of(*v);
+    if hi == 0 {
+        return;
+    }
+    for index in [0u128, 1, 2] {
+        if index >= hi {
+            return;
+        }
+        if let Some(value) = c.value_at(index)
+            && s.try_set(i, ChoiceValue::Integer(value))
+        {
+            return;
+        }
+    }
+    let mut lo = 3u128.min(hi);
+    while lo < hi && !s.exhausted() {
+        let mid = lo + (hi - lo) / 2;
+        let Some(value) = c.value_at(mid) else { break };
+        if s.try_set(i, ChoiceValue::Integer(value)) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    // Opposite-sign neighbour of the result (e.g. -x instead of x when only |x| matters).
+    if let Some(ChoiceValue::Integer(v)) = s.best.nodes.get(i).map(|n| n.value.clone())
+        && v < c.simplest()
+    {
+        let mirrored = 2 * c.simplest() - v;
+        if c.permits(mirrored) {
+            s.try_set(i, ChoiceValue::Integer(mirrored));
+        }
+    }
+}
+
+fn minimize_float(s: &mut Shrinker, i: usize) {
+    let Some(node) = s.best.nodes.get(i) else { return };
+    let (ChoiceValue::Float(v), Constraints::Float(c)) = (node.value.clone(), node.constraints.clone()) else {
+        return;
+    };
+    let current_key = float_key(v);
+    let mut candidates = vec![c.simplest(), 0.0, 1.0, -1.0];
+    if v.is_nan() || v.is_infinite() {
+        candidates.extend([f64::MAX, -f64::MAX, f64::INFINITY, f64::NEG_INFINITY]);
+    }
+    if v.is_finite() {
+        candidates.extend([v.trunc(), v.floor(), v.ceil(), -v]);
+        for digits in 0..20 {
+            let scale = 2f64.powi(digits);
+            candidates.push((v * scale).round() / scale);
+        }
+        let scale10 = [1.0, 10.0, 100.0, 1000.0];
+        for scale in scale10 {
+            candidates.push((v * scale).trunc() / scale);
+        }
+    }
+    candidates.retain(|x| c.permits(*x) && float_key(*x) < current_key);
+    candidates.sort_by_key(|x| float_key(*x));
+    candidates.dedup_by(|a, b| a.to_bits() == b.to_bits());
+    for candidate in candidates {
+        if s.try_set(i, ChoiceValue::Float(candidate)) {
+            break;
+        }
+    }
+    // Integral floats shrink like integers toward zero.
+    if let Some(ChoiceValue::Float(v)) = s.best.nodes.get(i).map(|n| n.value.clone())
+        && v.is_finite()
+        && v.fract() == 0.0
+        && v.abs() >= 2.0
+        && v.abs() < 9.0e15
+    {
+        let sign = v.signum();
+        let mut lo = 0u64;
+        let mut hi = v.abs() as u64;
+        while lo < hi && !s.exhausted() {
+            let mid = lo + (hi - lo) / 2;
+            let candidate = sign * mid as f64;
+            if c.permits(candidate) && s.try_set(i, ChoiceValue::Float(candidate)) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+    }
+}
+
+/// Shrinks a bytes or string choice: shorter first, then each element smaller.
+fn minimize_sequence(s: &mut Shrinker, i: usize) {
+    // Try the simplest value outright.
+    if let Some(node) = s.best.nodes.get(i) {
+        let simplest = node.constraints.simplest();
+        if simplest != node.value && s.try_set(i, simplest) {
+            return;
+        }
+    }
+    // Delete elements from the end backwards; then try halving the length.
+    let mut j = seq_len(s, i);
+    while j > 0 && !s.exhausted() {
+        j -= 1;
+        if let Some(v) = with_element_removed(s, i, j) {
+            s.try_set(i, v);
+        }
+        j = j.min(seq_len(s, i));
+    }
+    // Minimise each element.
+    let mut j = 0;
+    while j < seq_len(s, i) && !s.exhausted() {
+        minimize_element(s, i, j);
+        j += 1;
+    }
+    // Sort elements into simplest order.
+    if let Some(node) = s.best.nodes.get(i).cloned() {
+        let sorted = match (&node.value, &node.constraints) {
+            (ChoiceValue::Bytes(b), _) => {
+                let mut b = b.clone();
+                b.sort_unstable();
+                ChoiceValue::Bytes(b)
+            }
+            (ChoiceValue::String(p), Constraints::String { alphabet, .. }) => {
+                let mut p = p.clone();
+                p.sort_by_key(|c| alphabet.shrink_index(*c));
+                ChoiceValue::String(p)
+            }
+            _ => node.value.clone(),
+        };
+        if sorted != node.value {
+            s.try_set(i, sorted);
+        }
+    }
+}
+
+fn seq_len(s: &Shrinker, i: usize) -> usize {
+    match s.best.nodes.get(i).map(|n| &n.value) {
+        Some(ChoiceValue::Bytes(b)) => b.len(),
+        Some(ChoiceValue::String(p)) => p.len(),
+        _ => 0,
+    }
+}
+
+fn with_element_removed(s: &Shrinker, i: usize, j: usize) -> Option<ChoiceValue> {
+    let node = s.best.nodes.get(i)?;
+    match &node.value {
+        ChoiceValue::Bytes(b) if j < b.len() => {
+            let mut b = b.clone();
+            b.remove(j);
+            Some(ChoiceValue::Bytes(b))
+        }
+        ChoiceValue::String(p) if j < p.len() => {
+            let mut p = p.clone();
+            p.remove(j);
+            Some(ChoiceValue::String(p))
+        }
+        _ => None,
+    }
+}
+
+fn minimize_element(s: &mut Shrinker, i: usize, j: usize) {
+    let Some(node) = s.best.nodes.get(i).cloned() else { return };
+    match (&node.value, &node.constraints) {
+        (ChoiceValue::Bytes(b), _) => {
+            let mut hi = u64::from(b[j]);
+            let mut lo = 0u64;
+            while lo < hi && !s.exhausted() {
+                let mid = if lo == 0 && hi > 1 { 0 } else { lo + (hi - lo) / 2 };
+                let mut candidate = match s.best.nodes.get(i).map(|n| &n.value) {
+                    Some(ChoiceValue::Bytes(b)) => b.clone(),
+                    _ => return,
+                };
+                candidate[j] = mid as u8;
+                if s.try_set(i, ChoiceValue::Bytes(candidate)) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+        }
+        (ChoiceValue::String(p), Constraints::String { alphabet, .. }) => {
+            let mut hi = alphabet.shrink_index(p[j]);
+            let mut lo = 0u64;
+            while lo < hi && !s.exhausted() {
+                let mid = if lo == 0 { 0 } else { lo + (hi - lo) / 2 };
+                let Some(ch) = alphabet.char_at_shrink_index(mid) else { return };
+                let mut candidate = match s.best.nodes.get(i).map(|n| &n.value) {
+                    Some(ChoiceValue::String(p)) => p.clone(),
+                    _ => return,
+                };
+                candidate[j] = ch;
+                if s.try_set(i, ChoiceValue::String(candidate)) {
+                    hi = mid;
+                } else if mid == 0 {
+                    lo = 1;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Replaces a span by a descendant span with the same label (e.g. a nested
+/// list by one of its sublists).
+fn lift_spans(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best.spans.len() && !s.exhausted() {
+        let outer = s.best.spans[i].clone();
+        i += 1;
+        if outer.end > s.best.nodes.len() {
+            continue;
+        }
+        let inner: Vec<_> = s
+            .best
+            .spans
+            .iter()
+            .filter(|d| {
+                d.label == outer.label
+                    && d.start >= outer.start
+                    && d.end <= outer.end
+                    && (d.start, d.end) != (outer.start, outer.end)
+                    && d.end <= s.best.nodes.len()
+            })
+            .cloned()
+            .collect();
+        for d in inner {
+            let replacement: Vec<ChoiceValue> =
+                s.best.nodes[d.start..d.end].iter().map(|n| n.value.clone()).collect();
+            if s.try_replace(outer.start..outer.end, &replacement) {
+                break;
+            }
+        }
+    }
+}
+
+/// Sorts runs of adjacent sibling spans with the same label into simplest-first order.
+fn sort_sibling_spans(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best.spans.len() && !s.exhausted() {
+        let first = s.best.spans[i].clone();
+        i += 1;
+        // Find the next sibling: same label and depth, starting where this ends.
+        let Some(second) = s
+            .best
+            .spans
+            .iter()
+            .find(|t| t.label == first.label && t.depth == first.depth && t.start == first.end && t.end > t.start)
+            .cloned()
+        else {
+            continue;
+        };
+        if second.end > s.best.nodes.len() {
+            continue;
+        }
+        let a = &s.best.nodes[first.start..first.end];
+        let b = &s.best.nodes[second.start..second.end];
+        if crate::choice::sequence_cmp(b, a) == Ordering::Less {
+            let mut replacement: Vec<ChoiceValue> = b.iter().map(|n| n.value.clone()).collect();
+            replacement.extend(a.iter().map(|n| n.value.clone()));
+            s.try_replace(first.start..second.end, &replacement);
+        }
+    }
+}
+
+/// Moves magnitude from an earlier integer to a later one (keeping their sum),
+/// so the earlier, more significant choice becomes simpler.
+fn redistribute_pairs(s: &mut Shrinker) {
+    let n = s.best.nodes.len();
+    for i in 0..n {
+        for j in (i + 1)..n.min(i + 9) {
+            if s.exhausted() {
+                return;
+            }
+            let (Some(a), Some(b)) = (s.best.nodes.get(i).cloned(), s.best.nodes.get(j).cloned()) else {
+                return;
+            };
+            if a.forced || b.forced {
+                continue;
+            }
+            match (&a.value, &b.value, &a.constraints, &b.constraints) {
+                (ChoiceValue::Integer(x), ChoiceValue::Integer(y), Constraints::Integer(ca), Constraints::Integer(cb)) => {
+                    let (x, y) = (*x, *y);
+                    if x == ca.simplest() {
+                        continue;
+                    }
+                    // Move k from x toward simplest, adding it to y: all of it
+                    // first, then halves.
+                    let direction = if x > ca.simplest() { 1 } else { -1 };
+                    let mut k = (x - ca.simplest()).abs();
+                    while k > 0 && !s.exhausted() {
+                        let nx = x - direction * k;
+                        if let Some(ny) = y.checked_add(direction * k)
+                            && ca.permits(nx)
+                            && cb.permits(ny)
+                        {
+                            let mut candidate = s.best.choices();
+                            candidate[i] = ChoiceValue::Integer(nx);
+                            candidate[j] = ChoiceValue::Integer(ny);
+                            if s.consider(candidate) {
+                                break;
+                            }
+                        }
+                        k /= 2;
+                    }
+                }
+                (ChoiceValue::String(x), ChoiceValue::String(y), _, Constraints::String { size, .. }) => {
+                    // Move characters from the first string to the second.
+                    if x.is_empty() {
+                        continue;
+                    }
+                    let mut ny = x.clone();
+                    ny.extend_from_slice(y);
+                    if ny.len() <= size.max_size {
+                        let mut candidate = s.best.choices();
+                        candidate[i] = a.constraints.simplest();
+                        candidate[j] = ChoiceValue::String(ny);
+                        s.consider(candidate);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Lowers two equal-magnitude integers together (bugs that need x == y).
+fn lower_integers_together(s: &mut Shrinker) {
+    let n = s.best.nodes.len();
+    for i in 0..n {
+        for j in (i + 1)..n.min(i + 17) {
+            if s.exhausted() {
+                return;
+            }
+            let (Some(a), Some(b)) = (s.best.nodes.get(i).cloned(), s.best.nodes.get(j).cloned()) else {
+                return;
+            };
+            let (ChoiceValue::Integer(x), ChoiceValue::Integer(y), Constraints::Integer(ca), Constraints::Integer(cb)) =
+                (&a.value, &b.value, &a.constraints, &b.constraints)
+            else {
+                continue;
+            };
+            if x != y || *x == ca.simplest() || a.forced || b.forced {
+                continue;
+            }
+            let (x, target) = (*x, ca.simplest());
+            let mut lo = 0i128;
+            let mut hi = (x - target).abs();
+            let direction = if x > target { 1 } else { -1 };
+            while lo < hi && !s.exhausted() {
+                let mid = lo + (hi - lo) / 2;
+                let v = target + direction * mid;
+                let ok = ca.permits(v) && cb.permits(v) && {
+                    let mut candidate = s.best.choices();
+                    candidate[i] = ChoiceValue::Integer(v);
+                    candidate[j] = ChoiceValue::Integer(v);
+                    s.consider(candidate)
+                };
+                if ok {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+        }
+    }
+}
