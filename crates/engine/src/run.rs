@@ -132,6 +132,8 @@ pub struct RunResult {
     pub health_check_failure: Option<String>,
     /// Test cases spent shrinking.
     pub shrink_calls: u64,
+    /// Whether the test function aborted the run.
+    pub aborted: bool,
 }
 
 impl RunResult {
@@ -148,8 +150,23 @@ fn fingerprint(choices: &[ChoiceValue]) -> u64 {
 }
 
 /// Runs a property: `test` runs one test case on the data it is given and
-/// concludes it (a test case left unconcluded counts as valid).
-pub fn run(settings: &RunSettings, saved: &[Vec<ChoiceValue>], test: &mut dyn FnMut(&mut TestData)) -> RunResult {
+/// concludes it (a test case left unconcluded counts as valid). `test` returns
+/// false to abort the whole run (e.g. the client went away); the result then
+/// has `aborted` set and reports what was found so far.
+pub fn run(
+    settings: &RunSettings,
+    saved: &[Vec<ChoiceValue>],
+    test: &mut dyn FnMut(&mut TestData) -> bool,
+) -> RunResult {
+    let aborted = std::cell::Cell::new(false);
+    let mut test = |data: &mut TestData| {
+        if aborted.get() || !test(data) {
+            aborted.set(true);
+            if data.status.is_none() {
+                data.conclude(Status::Overrun, None);
+            }
+        }
+    };
     let mut result = RunResult::default();
     let mut failures: HashMap<String, Example> = HashMap::new();
     let mut source = Source::from_seed128(settings.seed);
@@ -197,6 +214,7 @@ pub fn run(settings: &RunSettings, saved: &[Vec<ChoiceValue>], test: &mut dyn Fn
         let max_invalid = (settings.test_cases * 10).max(1000);
         let mut consecutive_duplicates = 0u32;
         while failures.is_empty()
+            && !aborted.get()
             && result.valid_test_cases < settings.test_cases
             && result.invalid_test_cases < max_invalid
         {
@@ -233,6 +251,9 @@ pub fn run(settings: &RunSettings, saved: &[Vec<ChoiceValue>], test: &mut dyn Fn
         pending.sort();
         let mut done: HashSet<String> = HashSet::new();
         while let Some(origin) = pending.pop() {
+            if aborted.get() {
+                break;
+            }
             if !done.insert(origin.clone()) {
                 continue;
             }
@@ -266,6 +287,7 @@ pub fn run(settings: &RunSettings, saved: &[Vec<ChoiceValue>], test: &mut dyn Fn
         }
     }
 
+    result.aborted = aborted.get();
     let mut found: Vec<Example> = failures.into_values().collect();
     found.sort_by(|a, b| crate::choice::sequence_cmp(&a.nodes, &b.nodes));
     if !settings.report_multiple_failures {
@@ -298,10 +320,11 @@ mod tests {
             ..RunSettings::default()
         };
         let result = run(&settings, &[], &mut |data| {
-            let Ok(v) = data.draw_integer(IntegerConstraints::UNBOUNDED) else { return };
+            let Ok(v) = data.draw_integer(IntegerConstraints::UNBOUNDED) else { return true };
             if v > 1000 {
                 fail(data);
             }
+            true
         });
         assert_eq!(result.failures.len(), 1);
         assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(1001)]);
@@ -323,10 +346,11 @@ mod tests {
             Some(out)
         };
         let result = run(&settings, &[], &mut |data| {
-            let Some(xs) = draw_list(data) else { return };
+            let Some(xs) = draw_list(data) else { return true };
             if xs.iter().sum::<i128>() > 100 {
                 fail(data);
             }
+            true
         });
         assert_eq!(result.failures.len(), 1);
         let mut replay = TestData::replaying(result.failures[0].choices.clone(), 1000);
@@ -342,6 +366,7 @@ mod tests {
         };
         let result = run(&settings, &[], &mut |data| {
             let _ = data.draw_integer(IntegerConstraints::UNBOUNDED);
+            true
         });
         assert!(result.passed());
         assert_eq!(result.valid_test_cases, 200);
@@ -351,6 +376,7 @@ mod tests {
     fn exhausted_space_ends_early() {
         let result = run(&RunSettings::default(), &[], &mut |data| {
             let _ = data.draw_boolean(0.5);
+            true
         });
         assert!(result.passed());
         assert!(result.test_cases < 100);
