@@ -314,28 +314,69 @@ pub fn float_key(v: f64) -> (u8, u64) {
     (sign, float_magnitude_key(v.abs()))
 }
 
+fn exponent_rank(biased: u64) -> u64 {
+    if biased == 0x7FF {
+        0x7FF
+    } else if biased >= 1023 {
+        biased - 1023
+    } else {
+        1024 + (1022 - biased)
+    }
+}
+
+fn exponent_from_rank(rank: u64) -> u64 {
+    if rank == 0x7FF {
+        0x7FF
+    } else if rank <= 1023 {
+        rank + 1023
+    } else {
+        1022 - (rank - 1024)
+    }
+}
+
+/// Reverses the fractional bits of the mantissa (an involution): for a value
+/// with unbiased exponent e, the low 52 - e bits are fractional, and fewer of
+/// them set (lower in reversed order) means a simpler number.
+fn reorder_mantissa(unbiased_exponent: i64, mantissa: u64) -> u64 {
+    const MASK: u64 = (1 << 52) - 1;
+    if unbiased_exponent <= 0 {
+        (mantissa.reverse_bits() >> 12) & MASK
+    } else if unbiased_exponent <= 51 {
+        let fractional = 52 - unbiased_exponent as u32;
+        let low_mask = (1u64 << fractional) - 1;
+        let low = mantissa & low_mask;
+        let reversed = low.reverse_bits() >> (64 - fractional);
+        (mantissa & !low_mask) | reversed
+    } else {
+        mantissa
+    }
+}
+
 fn float_magnitude_key(a: f64) -> u64 {
     if a.fract() == 0.0 && a < (1u64 << 56) as f64 {
         return a as u64;
     }
     let bits = a.to_bits();
-    let exponent = ((bits >> 52) & 0x7FF) as i64 - 1023;
-    let mantissa = bits & 0x000F_FFFF_FFFF_FFFF;
-    // Exponents 0, 1, 2, ... then -1, -2, ..., with infinity/NaN exponents last.
-    let exponent_rank: u64 = if exponent == 1024 {
-        0x7FF
-    } else if exponent >= 0 {
-        exponent as u64
-    } else {
-        1024 + (-exponent) as u64
-    };
-    let fraction_bits = if exponent >= 52 {
-        0
-    } else {
-        // Only the fractional part of the mantissa is reversed; fewer set low bits is simpler.
-        mantissa.reverse_bits() >> 12
-    };
-    (1u64 << 63) | (exponent_rank.min(0x7FF) << 52) | fraction_bits
+    let biased = (bits >> 52) & 0x7FF;
+    let mantissa = bits & ((1 << 52) - 1);
+    (1u64 << 63) | (exponent_rank(biased) << 52) | reorder_mantissa(biased as i64 - 1023, mantissa)
+}
+
+/// The non-negative float at a position of the simplicity order (inverse of the
+/// magnitude part of [`float_key`]).
+pub fn float_from_magnitude_key(key: u64) -> f64 {
+    if key < (1u64 << 63) {
+        return key as f64;
+    }
+    let rank = (key >> 52) & 0x7FF;
+    let biased = exponent_from_rank(rank);
+    let mantissa = reorder_mantissa(biased as i64 - 1023, key & ((1 << 52) - 1));
+    f64::from_bits((biased << 52) | mantissa)
+}
+
+/// The magnitude part of a float's simplicity key.
+pub fn float_magnitude_index(v: f64) -> u64 {
+    float_magnitude_key(v.abs())
 }
 
 impl ChoiceValue {
@@ -482,6 +523,9 @@ mod tests {
         assert_eq!(values[1], 1.0);
         assert_eq!(values[2], 2.0);
         assert!(values.last().unwrap().is_nan());
+        for v in [1.5, 1e-300, 1e300, f64::MAX, 5e-324, 0.1, 3.0, f64::INFINITY] {
+            assert_eq!(float_from_magnitude_key(float_magnitude_index(v)).to_bits(), v.to_bits(), "{v}");
+        }
         let pos_1_5 = values.iter().position(|v| *v == 1.5).unwrap();
         let pos_tiny = values.iter().position(|v| *v == 1e-300).unwrap();
         assert!(pos_1_5 < pos_tiny);

@@ -58,6 +58,17 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             elements,
             min_size,
             max_size,
+            unique: true,
+        } if matches!(elements.as_ref(), Schema::SampledFrom(_)) => {
+            let Schema::SampledFrom(values) = elements.as_ref() else {
+                unreachable!("guarded by the match arm")
+            };
+            unique_sample(data, values, *min_size, *max_size)
+        }
+        Schema::List {
+            elements,
+            min_size,
+            max_size,
             unique,
         } => {
             data.start_span(labels::COLLECTION);
@@ -166,6 +177,36 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             Ok(Value::Array(vec![Value::Float(re), Value::Float(im)]))
         }
     }
+}
+
+/// A unique list drawn from a finite set of values: each element is chosen
+/// among the values not yet used, so large unique samples need no rejection.
+fn unique_sample(
+    data: &mut TestData,
+    values: &[Value],
+    min_size: usize,
+    max_size: Option<usize>,
+) -> Result<Value, StopTest> {
+    // Distinct values only (sampled_from may repeat itself).
+    let mut remaining: Vec<&Value> = Vec::with_capacity(values.len());
+    for v in values {
+        if !remaining.iter().any(|seen| seen.same_as(v)) {
+            remaining.push(v);
+        }
+    }
+    if min_size > remaining.len() {
+        return Err(data.reject());
+    }
+    let cap = max_size.unwrap_or(usize::MAX).min(remaining.len());
+    data.start_span(labels::COLLECTION);
+    let mut collection = Collection::new(min_size, Some(cap));
+    let mut out = Vec::new();
+    while collection.more(data)? {
+        let i = data.draw_integer(IntegerConstraints::bounded(0, remaining.len() as i128 - 1))?;
+        out.push(remaining.remove(i as usize).clone());
+    }
+    data.stop_span(false);
+    Ok(Value::Array(out))
 }
 
 fn gcd(mut a: i128, mut b: i128) -> i128 {

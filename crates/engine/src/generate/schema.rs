@@ -361,21 +361,13 @@ fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
         if min.is_none() {
             return Err(SchemaError::new("Cannot have exclude_min=true with no min_value"));
         }
-        lo = if lo == 0.0 && lo.is_sign_negative() {
-            0.0
-        } else {
-            next_up_width(lo, width)
-        };
+        lo = next_up_width(lo, width);
     }
     if exclude_max {
         if max.is_none() {
             return Err(SchemaError::new("Cannot have exclude_max=true with no max_value"));
         }
-        hi = if hi == 0.0 && hi.is_sign_positive() {
-            -0.0
-        } else {
-            next_down_width(hi, width)
-        };
+        hi = next_down_width(hi, width);
     }
     if hi < lo || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()) {
         return Err(SchemaError::new(format!(

@@ -117,48 +117,43 @@ fn minimize_choices(s: &mut Shrinker) {
     }
 }
 
-/// Binary search for the smallest simplicity index that still fails.
+/// Shrinks an integer toward the simplest value: distance from it by binary
+/// search on the same side, then the same distance on the preferred side.
 fn minimize_integer(s: &mut Shrinker, i: usize) {
     let Some(node) = s.best.nodes.get(i) else { return };
     let (ChoiceValue::Integer(v), Constraints::Integer(c)) = (&node.value, &node.constraints) else {
         return;
     };
-    let c = *c;
-    let mut hi = c.index_of(*v);
-    if hi == 0 {
+    let (v, c) = (*v, *c);
+    let target = c.simplest();
+    if v == target || s.try_set(i, ChoiceValue::Integer(target)) {
         return;
     }
-    for index in [0u128, 1, 2] {
-        if index >= hi {
-            return;
-        }
-        if let Some(value) = c.value_at(index)
-            && s.try_set(i, ChoiceValue::Integer(value))
-        {
-            return;
-        }
-    }
-    let mut lo = 3u128.min(hi);
+    let above = v > target;
+    let at = |d: u128| -> Option<i128> {
+        if above { target.checked_add_unsigned(d) } else { target.checked_sub_unsigned(d) }
+    };
+    let mut lo = 1u128;
+    let mut hi = v.abs_diff(target);
     while lo < hi && !s.exhausted() {
         let mid = lo + (hi - lo) / 2;
-        let Some(value) = c.value_at(mid) else { break };
-        if s.try_set(i, ChoiceValue::Integer(value)) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
+        match at(mid) {
+            Some(candidate) if c.permits(candidate) && s.try_set(i, ChoiceValue::Integer(candidate)) => hi = mid,
+            _ => lo = mid + 1,
         }
     }
-    // Opposite-sign neighbour of the result (e.g. -x instead of x when only |x| matters).
-    if let Some(ChoiceValue::Integer(v)) = s.best.nodes.get(i).map(|n| n.value.clone())
-        && v < c.simplest()
+    // Below the simplest value: the value the same distance above is simpler.
+    if let Some(ChoiceValue::Integer(now)) = s.best.nodes.get(i).map(|n| n.value.clone())
+        && now < target
+        && let Some(mirrored) = target.checked_add_unsigned(now.abs_diff(target))
+        && c.permits(mirrored)
     {
-        let mirrored = 2 * c.simplest() - v;
-        if c.permits(mirrored) {
-            s.try_set(i, ChoiceValue::Integer(mirrored));
-        }
+        s.try_set(i, ChoiceValue::Integer(mirrored));
     }
 }
 
+/// Shrinks a float: a few likely candidates, then binary search on its
+/// position in the float simplicity order (same sign), then the sign.
 fn minimize_float(s: &mut Shrinker, i: usize) {
     let Some(node) = s.best.nodes.get(i) else { return };
     let (ChoiceValue::Float(v), Constraints::Float(c)) = (node.value.clone(), node.constraints.clone()) else {
@@ -171,14 +166,6 @@ fn minimize_float(s: &mut Shrinker, i: usize) {
     }
     if v.is_finite() {
         candidates.extend([v.trunc(), v.floor(), v.ceil(), -v]);
-        for digits in 0..20 {
-            let scale = 2f64.powi(digits);
-            candidates.push((v * scale).round() / scale);
-        }
-        let scale10 = [1.0, 10.0, 100.0, 1000.0];
-        for scale in scale10 {
-            candidates.push((v * scale).trunc() / scale);
-        }
     }
     candidates.retain(|x| c.permits(*x) && float_key(*x) < current_key);
     candidates.sort_by_key(|x| float_key(*x));
@@ -188,25 +175,28 @@ fn minimize_float(s: &mut Shrinker, i: usize) {
             break;
         }
     }
-    // Integral floats shrink like integers toward zero.
-    if let Some(ChoiceValue::Float(v)) = s.best.nodes.get(i).map(|n| n.value.clone())
-        && v.is_finite()
-        && v.fract() == 0.0
-        && v.abs() >= 2.0
-        && v.abs() < 9.0e15
-    {
-        let sign = v.signum();
-        let mut lo = 0u64;
-        let mut hi = v.abs() as u64;
-        while lo < hi && !s.exhausted() {
-            let mid = lo + (hi - lo) / 2;
-            let candidate = sign * mid as f64;
-            if c.permits(candidate) && s.try_set(i, ChoiceValue::Float(candidate)) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
+    let Some(ChoiceValue::Float(v)) = s.best.nodes.get(i).map(|n| n.value.clone()) else { return };
+    if v.is_nan() {
+        return;
+    }
+    let negative = v.is_sign_negative();
+    let signed = |m: f64| if negative { -m } else { m };
+    let mut lo = 0u64;
+    let mut hi = crate::choice::float_magnitude_index(v);
+    while lo < hi && !s.exhausted() {
+        let mid = lo + (hi - lo) / 2;
+        let candidate = signed(crate::choice::float_from_magnitude_key(mid));
+        if c.permits(candidate) && !candidate.is_nan() && s.try_set(i, ChoiceValue::Float(candidate)) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
         }
+    }
+    if let Some(ChoiceValue::Float(now)) = s.best.nodes.get(i).map(|n| n.value.clone())
+        && now.is_sign_negative()
+        && c.permits(-now)
+    {
+        s.try_set(i, ChoiceValue::Float(-now));
     }
 }
 
