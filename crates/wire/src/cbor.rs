@@ -119,7 +119,7 @@ fn check_structure(bytes: &[u8]) -> Result<(), CborError> {
                 }
                 pos += len as usize;
             }
-            (2 | 3 | 4 | 5, None) => pending.push(u64::MAX),
+            (2..=5, None) => pending.push(u64::MAX),
             (4, Some(count)) => {
                 if count > remaining {
                     return Err(CborError(format!(
@@ -184,21 +184,30 @@ where
 
 /// An integer as CBOR: a plain integer within the 64-bit ranges, a bignum beyond.
 pub fn integer(n: i128) -> Value {
-    if n >= -(1i128 << 64) && n < (1i128 << 64) {
+    if (-(1i128 << 64)..(1i128 << 64)).contains(&n) {
         Value::Integer(
             ciborium::value::Integer::try_from(n).expect("within CBOR's native integer range"),
         )
     } else if n >= 0 {
-        Value::Tag(TAG_POSITIVE_BIGNUM, Box::new(Value::Bytes(minimal_be(n as u128))))
+        Value::Tag(
+            TAG_POSITIVE_BIGNUM,
+            Box::new(Value::Bytes(minimal_be(n as u128))),
+        )
     } else {
         let magnitude = (-1 - n) as u128;
-        Value::Tag(TAG_NEGATIVE_BIGNUM, Box::new(Value::Bytes(minimal_be(magnitude))))
+        Value::Tag(
+            TAG_NEGATIVE_BIGNUM,
+            Box::new(Value::Bytes(minimal_be(magnitude))),
+        )
     }
 }
 
 fn minimal_be(n: u128) -> Vec<u8> {
     let bytes = n.to_be_bytes();
-    let first = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len() - 1);
+    let first = bytes
+        .iter()
+        .position(|b| *b != 0)
+        .unwrap_or(bytes.len() - 1);
     bytes[first..].to_vec()
 }
 
@@ -299,11 +308,17 @@ mod tests {
     fn decodes_ordinary_payloads() {
         let v = text_map([
             ("command", Value::Text("generate".into())),
-            ("schema", text_map([("type", Value::Text("integer".into()))])),
+            (
+                "schema",
+                text_map([("type", Value::Text("integer".into()))]),
+            ),
         ]);
         let back = decode(&encode(&v)).unwrap();
         assert_eq!(back, v);
-        assert_eq!(as_text(map_get(&back, "command").unwrap()), Some("generate"));
+        assert_eq!(
+            as_text(map_get(&back, "command").unwrap()),
+            Some("generate")
+        );
         // Indefinite-length containers are fine.
         let indefinite = [0x9F, 0x01, 0x02, 0xFF];
         assert_eq!(

@@ -18,7 +18,7 @@ pub use packet::{
     CLOSE_STREAM_MESSAGE_ID, CLOSE_STREAM_PAYLOAD, DEFAULT_MAX_PAYLOAD, DecodeError, HEADER_LEN,
     MAGIC, Packet, PacketReader, REPLY_BIT, ReadError, TERMINATOR, checksum, decode_packet,
 };
-pub use stream_id::{MessageCounter, StreamOrigin, StreamIdAllocator};
+pub use stream_id::{MessageCounter, StreamIdAllocator, StreamOrigin};
 
 /// The ASCII payload a client sends to open a connection.
 pub const HANDSHAKE_REQUEST: &[u8] = b"hegel_handshake_start";

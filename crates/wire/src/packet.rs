@@ -93,7 +93,12 @@ pub enum ReadError {
 /// The CRC-32 (IEEE) of a packet: over the header with the checksum zeroed, then the payload.
 pub fn checksum(stream_id: u32, wire_message_id: u32, payload: &[u8]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
-    hasher.update(&header_bytes(0, stream_id, wire_message_id, payload.len() as u32));
+    hasher.update(&header_bytes(
+        0,
+        stream_id,
+        wire_message_id,
+        payload.len() as u32,
+    ));
     hasher.update(payload);
     hasher.finalize()
 }

@@ -120,7 +120,11 @@ impl<'a> Shrinker<'a> {
     }
 
     /// Tries the best example with the choices in `range` replaced by `replacement`.
-    pub fn try_replace(&mut self, range: std::ops::Range<usize>, replacement: &[ChoiceValue]) -> bool {
+    pub fn try_replace(
+        &mut self,
+        range: std::ops::Range<usize>,
+        replacement: &[ChoiceValue],
+    ) -> bool {
         let current = self.best.choices();
         if range.end > current.len() {
             return false;

@@ -22,10 +22,11 @@ fn delete_spans(s: &mut Shrinker) {
     let mut i = 0;
     while i < s.best.spans.len() && !s.exhausted() {
         let span = s.best.spans[i].clone();
-        if span.end <= s.best.nodes.len() && span.start < span.end {
-            if s.try_replace(span.start..span.end, &[]) {
-                continue;
-            }
+        if span.end <= s.best.nodes.len()
+            && span.start < span.end
+            && s.try_replace(span.start..span.end, &[])
+        {
+            continue;
         }
         i += 1;
     }
@@ -45,7 +46,9 @@ fn delete_chunks(s: &mut Shrinker) {
             // (e.g. a length or a "more" flag): try that too.
             if start > 0 && start + k <= s.best.nodes.len() {
                 let prev = start - 1;
-                if let Some(lowered) = lower_once(&s.best.nodes[prev].value, &s.best.nodes[prev].constraints) {
+                if let Some(lowered) =
+                    lower_once(&s.best.nodes[prev].value, &s.best.nodes[prev].constraints)
+                {
                     let mut replacement = vec![lowered];
                     replacement.extend(std::iter::empty());
                     if s.try_replace(prev..start + k, &replacement) {
@@ -83,7 +86,13 @@ fn simplify_spans(s: &mut Shrinker) {
         }
         let replacement: Vec<ChoiceValue> = s.best.nodes[span.start..span.end]
             .iter()
-            .map(|n| if n.forced { n.value.clone() } else { n.constraints.simplest() })
+            .map(|n| {
+                if n.forced {
+                    n.value.clone()
+                } else {
+                    n.constraints.simplest()
+                }
+            })
             .collect();
         if replacement
             .iter()
@@ -120,8 +129,11 @@ fn minimize_choices(s: &mut Shrinker) {
 /// Shrinks an integer toward the simplest value: distance from it by binary
 /// search on the same side, then the same distance on the preferred side.
 fn minimize_integer(s: &mut Shrinker, i: usize) {
-    let Some(node) = s.best.nodes.get(i) else { return };
-    let (ChoiceValue::Integer(v), Constraints::Integer(c)) = (&node.value, &node.constraints) else {
+    let Some(node) = s.best.nodes.get(i) else {
+        return;
+    };
+    let (ChoiceValue::Integer(v), Constraints::Integer(c)) = (&node.value, &node.constraints)
+    else {
         return;
     };
     let (v, c) = (*v, *c);
@@ -131,14 +143,22 @@ fn minimize_integer(s: &mut Shrinker, i: usize) {
     }
     let above = v > target;
     let at = |d: u128| -> Option<i128> {
-        if above { target.checked_add_unsigned(d) } else { target.checked_sub_unsigned(d) }
+        if above {
+            target.checked_add_unsigned(d)
+        } else {
+            target.checked_sub_unsigned(d)
+        }
     };
     let mut lo = 1u128;
     let mut hi = v.abs_diff(target);
     while lo < hi && !s.exhausted() {
         let mid = lo + (hi - lo) / 2;
         match at(mid) {
-            Some(candidate) if c.permits(candidate) && s.try_set(i, ChoiceValue::Integer(candidate)) => hi = mid,
+            Some(candidate)
+                if c.permits(candidate) && s.try_set(i, ChoiceValue::Integer(candidate)) =>
+            {
+                hi = mid
+            }
             _ => lo = mid + 1,
         }
     }
@@ -155,8 +175,12 @@ fn minimize_integer(s: &mut Shrinker, i: usize) {
 /// Shrinks a float: a few likely candidates, then binary search on its
 /// position in the float simplicity order (same sign), then the sign.
 fn minimize_float(s: &mut Shrinker, i: usize) {
-    let Some(node) = s.best.nodes.get(i) else { return };
-    let (ChoiceValue::Float(v), Constraints::Float(c)) = (node.value.clone(), node.constraints.clone()) else {
+    let Some(node) = s.best.nodes.get(i) else {
+        return;
+    };
+    let (ChoiceValue::Float(v), Constraints::Float(c)) =
+        (node.value.clone(), node.constraints.clone())
+    else {
         return;
     };
     let current_key = float_key(v);
@@ -175,7 +199,9 @@ fn minimize_float(s: &mut Shrinker, i: usize) {
             break;
         }
     }
-    let Some(ChoiceValue::Float(v)) = s.best.nodes.get(i).map(|n| n.value.clone()) else { return };
+    let Some(ChoiceValue::Float(v)) = s.best.nodes.get(i).map(|n| n.value.clone()) else {
+        return;
+    };
     if v.is_nan() {
         return;
     }
@@ -186,7 +212,10 @@ fn minimize_float(s: &mut Shrinker, i: usize) {
     while lo < hi && !s.exhausted() {
         let mid = lo + (hi - lo) / 2;
         let candidate = signed(crate::choice::float_from_magnitude_key(mid));
-        if c.permits(candidate) && !candidate.is_nan() && s.try_set(i, ChoiceValue::Float(candidate)) {
+        if c.permits(candidate)
+            && !candidate.is_nan()
+            && s.try_set(i, ChoiceValue::Float(candidate))
+        {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -271,13 +300,19 @@ fn with_element_removed(s: &Shrinker, i: usize, j: usize) -> Option<ChoiceValue>
 }
 
 fn minimize_element(s: &mut Shrinker, i: usize, j: usize) {
-    let Some(node) = s.best.nodes.get(i).cloned() else { return };
+    let Some(node) = s.best.nodes.get(i).cloned() else {
+        return;
+    };
     match (&node.value, &node.constraints) {
         (ChoiceValue::Bytes(b), _) => {
             let mut hi = u64::from(b[j]);
             let mut lo = 0u64;
             while lo < hi && !s.exhausted() {
-                let mid = if lo == 0 && hi > 1 { 0 } else { lo + (hi - lo) / 2 };
+                let mid = if lo == 0 && hi > 1 {
+                    0
+                } else {
+                    lo + (hi - lo) / 2
+                };
                 let mut candidate = match s.best.nodes.get(i).map(|n| &n.value) {
                     Some(ChoiceValue::Bytes(b)) => b.clone(),
                     _ => return,
@@ -295,7 +330,9 @@ fn minimize_element(s: &mut Shrinker, i: usize, j: usize) {
             let mut lo = 0u64;
             while lo < hi && !s.exhausted() {
                 let mid = if lo == 0 { 0 } else { lo + (hi - lo) / 2 };
-                let Some(ch) = alphabet.char_at_shrink_index(mid) else { return };
+                let Some(ch) = alphabet.char_at_shrink_index(mid) else {
+                    return;
+                };
                 let mut candidate = match s.best.nodes.get(i).map(|n| &n.value) {
                     Some(ChoiceValue::String(p)) => p.clone(),
                     _ => return,
@@ -338,8 +375,10 @@ fn lift_spans(s: &mut Shrinker) {
             .cloned()
             .collect();
         for d in inner {
-            let replacement: Vec<ChoiceValue> =
-                s.best.nodes[d.start..d.end].iter().map(|n| n.value.clone()).collect();
+            let replacement: Vec<ChoiceValue> = s.best.nodes[d.start..d.end]
+                .iter()
+                .map(|n| n.value.clone())
+                .collect();
             if s.try_replace(outer.start..outer.end, &replacement) {
                 break;
             }
@@ -358,7 +397,12 @@ fn sort_sibling_spans(s: &mut Shrinker) {
             .best
             .spans
             .iter()
-            .find(|t| t.label == first.label && t.depth == first.depth && t.start == first.end && t.end > t.start)
+            .find(|t| {
+                t.label == first.label
+                    && t.depth == first.depth
+                    && t.start == first.end
+                    && t.end > t.start
+            })
             .cloned()
         else {
             continue;
@@ -385,14 +429,20 @@ fn redistribute_pairs(s: &mut Shrinker) {
             if s.exhausted() {
                 return;
             }
-            let (Some(a), Some(b)) = (s.best.nodes.get(i).cloned(), s.best.nodes.get(j).cloned()) else {
+            let (Some(a), Some(b)) = (s.best.nodes.get(i).cloned(), s.best.nodes.get(j).cloned())
+            else {
                 return;
             };
             if a.forced || b.forced {
                 continue;
             }
             match (&a.value, &b.value, &a.constraints, &b.constraints) {
-                (ChoiceValue::Integer(x), ChoiceValue::Integer(y), Constraints::Integer(ca), Constraints::Integer(cb)) => {
+                (
+                    ChoiceValue::Integer(x),
+                    ChoiceValue::Integer(y),
+                    Constraints::Integer(ca),
+                    Constraints::Integer(cb),
+                ) => {
                     let (x, y) = (*x, *y);
                     if x == ca.simplest() {
                         continue;
@@ -417,7 +467,12 @@ fn redistribute_pairs(s: &mut Shrinker) {
                         k /= 2;
                     }
                 }
-                (ChoiceValue::String(x), ChoiceValue::String(y), _, Constraints::String { size, .. }) => {
+                (
+                    ChoiceValue::String(x),
+                    ChoiceValue::String(y),
+                    _,
+                    Constraints::String { size, .. },
+                ) => {
                     // Move characters from the first string to the second.
                     if x.is_empty() {
                         continue;
@@ -445,11 +500,16 @@ fn lower_integers_together(s: &mut Shrinker) {
             if s.exhausted() {
                 return;
             }
-            let (Some(a), Some(b)) = (s.best.nodes.get(i).cloned(), s.best.nodes.get(j).cloned()) else {
+            let (Some(a), Some(b)) = (s.best.nodes.get(i).cloned(), s.best.nodes.get(j).cloned())
+            else {
                 return;
             };
-            let (ChoiceValue::Integer(x), ChoiceValue::Integer(y), Constraints::Integer(ca), Constraints::Integer(cb)) =
-                (&a.value, &b.value, &a.constraints, &b.constraints)
+            let (
+                ChoiceValue::Integer(x),
+                ChoiceValue::Integer(y),
+                Constraints::Integer(ca),
+                Constraints::Integer(cb),
+            ) = (&a.value, &b.value, &a.constraints, &b.constraints)
             else {
                 continue;
             };
