@@ -407,7 +407,11 @@ mod tests {
         let span = u64::from(b'Z' - b'0');
         assert_eq!(set.char_at_shrink_index(span + 1), Some('/' as u32));
         for c in [0u32, 47, 48, 90, 91, 200, 0x10FFFF] {
-            assert_eq!(set.char_at_shrink_index(set.shrink_index(c)), Some(c), "{c}");
+            assert_eq!(
+                set.char_at_shrink_index(set.shrink_index(c)),
+                Some(c),
+                "{c}"
+            );
         }
     }
 

@@ -175,7 +175,11 @@ impl IntegerConstraints {
         let s = self.simplest();
         let above = v.wrapping_sub(s) as u128;
         let below = s.wrapping_sub(v) as u128;
-        let (distance, is_above) = if v >= s { (above, true) } else { (below, false) };
+        let (distance, is_above) = if v >= s {
+            (above, true)
+        } else {
+            (below, false)
+        };
         if distance == 0 {
             return 0;
         }
@@ -389,11 +393,9 @@ impl ChoiceValue {
             (ChoiceValue::Integer(a), ChoiceValue::Integer(b), Constraints::Integer(c)) => {
                 c.index_of(*a).cmp(&c.index_of(*b))
             }
-            (ChoiceValue::Integer(a), ChoiceValue::Integer(b), _) => {
-                IntegerConstraints::UNBOUNDED
-                    .index_of(*a)
-                    .cmp(&IntegerConstraints::UNBOUNDED.index_of(*b))
-            }
+            (ChoiceValue::Integer(a), ChoiceValue::Integer(b), _) => IntegerConstraints::UNBOUNDED
+                .index_of(*a)
+                .cmp(&IntegerConstraints::UNBOUNDED.index_of(*b)),
             (ChoiceValue::Float(a), ChoiceValue::Float(b), _) => float_key(*a).cmp(&float_key(*b)),
             (ChoiceValue::Boolean(a), ChoiceValue::Boolean(b), _) => a.cmp(b),
             (ChoiceValue::Bytes(a), ChoiceValue::Bytes(b), _) => {
@@ -517,14 +519,38 @@ mod tests {
 
     #[test]
     fn floats_prefer_small_integers() {
-        let mut values = vec![0.5, 1.0, 0.0, -1.0, 2.0, 1.5, 1e-300, f64::INFINITY, 1e300, f64::NAN];
+        let mut values = vec![
+            0.5,
+            1.0,
+            0.0,
+            -1.0,
+            2.0,
+            1.5,
+            1e-300,
+            f64::INFINITY,
+            1e300,
+            f64::NAN,
+        ];
         values.sort_by_key(|v| float_key(*v));
         assert_eq!(values[0], 0.0);
         assert_eq!(values[1], 1.0);
         assert_eq!(values[2], 2.0);
         assert!(values.last().unwrap().is_nan());
-        for v in [1.5, 1e-300, 1e300, f64::MAX, 5e-324, 0.1, 3.0, f64::INFINITY] {
-            assert_eq!(float_from_magnitude_key(float_magnitude_index(v)).to_bits(), v.to_bits(), "{v}");
+        for v in [
+            1.5,
+            1e-300,
+            1e300,
+            f64::MAX,
+            5e-324,
+            0.1,
+            3.0,
+            f64::INFINITY,
+        ] {
+            assert_eq!(
+                float_from_magnitude_key(float_magnitude_index(v)).to_bits(),
+                v.to_bits(),
+                "{v}"
+            );
         }
         let pos_1_5 = values.iter().position(|v| *v == 1.5).unwrap();
         let pos_tiny = values.iter().position(|v| *v == 1e-300).unwrap();

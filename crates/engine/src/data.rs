@@ -5,10 +5,10 @@
 //! fresh choices at random. Everything the test case does is recorded, so any
 //! test case can be reproduced exactly from its choice values.
 
+use crate::charset::CharSet;
 use crate::choice::{
     ChoiceNode, ChoiceValue, Constraints, FloatConstraints, IntegerConstraints, SizeConstraints,
 };
-use crate::charset::CharSet;
 use crate::random::Source;
 use std::sync::Arc;
 
@@ -271,7 +271,11 @@ impl TestData {
 
     /// Records a forced integer choice.
     pub fn force_integer(&mut self, c: IntegerConstraints, v: i128) -> Result<i128, StopTest> {
-        self.choose(Constraints::Integer(c), Some(ChoiceValue::Integer(v)), crate::random::integer)?;
+        self.choose(
+            Constraints::Integer(c),
+            Some(ChoiceValue::Integer(v)),
+            crate::random::integer,
+        )?;
         self.mark_last_forced();
         Ok(v)
     }
@@ -361,8 +365,8 @@ impl Collection {
     /// A collection with Hypothesis' standard average size: min(max(2*min, min+5), (min+max)/2).
     pub fn new(min_size: usize, max_size: Option<usize>) -> Collection {
         let max = max_size.unwrap_or(usize::MAX);
-        let average = ((min_size * 2).max(min_size + 5) as f64)
-            .min(0.5 * (min_size as f64 + max as f64));
+        let average =
+            ((min_size * 2).max(min_size + 5) as f64).min(0.5 * (min_size as f64 + max as f64));
         Collection::with_average(min_size, max, average)
     }
 
@@ -475,16 +479,28 @@ mod tests {
         let a = first.draw_integer(IntegerConstraints::UNBOUNDED).unwrap();
         let b = first.draw_boolean(0.5).unwrap();
         let mut again = TestData::replaying(first.choices(), DEFAULT_MAX_CHOICES);
-        assert_eq!(again.draw_integer(IntegerConstraints::UNBOUNDED).unwrap(), a);
+        assert_eq!(
+            again.draw_integer(IntegerConstraints::UNBOUNDED).unwrap(),
+            a
+        );
         assert_eq!(again.draw_boolean(0.5).unwrap(), b);
         // Past the prefix, replay takes the simplest value.
-        assert_eq!(again.draw_integer(IntegerConstraints::bounded(3, 9)).unwrap(), 3);
+        assert_eq!(
+            again
+                .draw_integer(IntegerConstraints::bounded(3, 9))
+                .unwrap(),
+            3
+        );
     }
 
     #[test]
     fn misfit_choice_falls_back_to_simplest() {
         let mut data = TestData::replaying(vec![ChoiceValue::Integer(100)], DEFAULT_MAX_CHOICES);
-        assert_eq!(data.draw_integer(IntegerConstraints::bounded(-5, 5)).unwrap(), 0);
+        assert_eq!(
+            data.draw_integer(IntegerConstraints::bounded(-5, 5))
+                .unwrap(),
+            0
+        );
         assert!(data.misaligned);
     }
 

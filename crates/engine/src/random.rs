@@ -140,7 +140,9 @@ fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -
         }
     }
     match (c.min, c.max) {
-        (Some(min), Some(max)) => min.wrapping_add(source.up_to_u128(max.wrapping_sub(min) as u128) as i128),
+        (Some(min), Some(max)) => {
+            min.wrapping_add(source.up_to_u128(max.wrapping_sub(min) as u128) as i128)
+        }
         _ => s,
     }
 }
@@ -210,7 +212,11 @@ fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
     if roll < 0.45 {
         let bits = 1 + source.below(52) as u32;
         let magnitude = source.up_to_u128((1u128 << bits) - 1) as f64;
-        let v = if source.chance(0.5) { -magnitude } else { magnitude };
+        let v = if source.chance(0.5) {
+            -magnitude
+        } else {
+            magnitude
+        };
         if c.min.is_finite() && c.max.is_finite() && !(c.min..=c.max).contains(&v) {
             return c.min + (c.max - c.min) * source.unit();
         }
@@ -218,7 +224,11 @@ fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
     }
     if roll < 0.7 && c.min.is_finite() && c.max.is_finite() {
         let v = c.min + (c.max - c.min) * source.unit();
-        return if v.is_finite() { v } else { c.min / 2.0 + c.max / 2.0 };
+        return if v.is_finite() {
+            v
+        } else {
+            c.min / 2.0 + c.max / 2.0
+        };
     }
     if roll < 0.8 {
         // Fractions with few significant bits: readable and often boundary-ish.
@@ -323,7 +333,11 @@ mod tests {
     #[test]
     fn generated_floats_fit_bounds() {
         let mut source = Source::from_seed(2);
-        for (min, max, width) in [(0.0, 1.0, 64u8), (-1e300, 5.0, 64), (1.0, f64::INFINITY, 32)] {
+        for (min, max, width) in [
+            (0.0, 1.0, 64u8),
+            (-1e300, 5.0, 64),
+            (1.0, f64::INFINITY, 32),
+        ] {
             let c = Constraints::Float(FloatConstraints {
                 min,
                 max,

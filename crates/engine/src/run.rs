@@ -232,7 +232,9 @@ pub fn run(
             }
             if result.valid_test_cases < 10
                 && result.invalid_test_cases >= 50
-                && !settings.suppress_health_checks.contains(&HealthCheck::FilterTooMuch)
+                && !settings
+                    .suppress_health_checks
+                    .contains(&HealthCheck::FilterTooMuch)
             {
                 result.health_check_failure = Some(format!(
                     "It looks like this test is filtering out a lot of inputs. {} inputs were \
@@ -257,7 +259,9 @@ pub fn run(
             if !done.insert(origin.clone()) {
                 continue;
             }
-            let Some(example) = failures.get(&origin).cloned() else { continue };
+            let Some(example) = failures.get(&origin).cloned() else {
+                continue;
+            };
             let mut replay = |choices: Vec<ChoiceValue>| {
                 let mut data = TestData::replaying(choices, settings.max_choices);
                 test(&mut data);
@@ -274,7 +278,8 @@ pub fn run(
             if settings.report_multiple_failures {
                 for (other, example) in std::mem::take(&mut shrinker.other_failures) {
                     let keep = failures.get(&other).is_none_or(|e| {
-                        crate::choice::sequence_cmp(&example.nodes, &e.nodes) == std::cmp::Ordering::Less
+                        crate::choice::sequence_cmp(&example.nodes, &e.nodes)
+                            == std::cmp::Ordering::Less
                     });
                     if keep {
                         failures.insert(other.clone(), example);
@@ -320,7 +325,9 @@ mod tests {
             ..RunSettings::default()
         };
         let result = run(&settings, &[], &mut |data| {
-            let Ok(v) = data.draw_integer(IntegerConstraints::UNBOUNDED) else { return true };
+            let Ok(v) = data.draw_integer(IntegerConstraints::UNBOUNDED) else {
+                return true;
+            };
             if v > 1000 {
                 fail(data);
             }
@@ -346,7 +353,9 @@ mod tests {
             Some(out)
         };
         let result = run(&settings, &[], &mut |data| {
-            let Some(xs) = draw_list(data) else { return true };
+            let Some(xs) = draw_list(data) else {
+                return true;
+            };
             if xs.iter().sum::<i128>() > 100 {
                 fail(data);
             }

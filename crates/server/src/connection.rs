@@ -206,7 +206,9 @@ impl Stream {
         match self.receiver.recv_timeout(self.connection.timeout) {
             Ok(packet) if packet.is_stream_close() => Err(StreamError::StreamClosed(self.id)),
             Ok(packet) => Ok(packet),
-            Err(RecvTimeoutError::Timeout) => Err(StreamError::Timeout(self.connection.timeout, self.id)),
+            Err(RecvTimeoutError::Timeout) => {
+                Err(StreamError::Timeout(self.connection.timeout, self.id))
+            }
             Err(RecvTimeoutError::Disconnected) => Err(StreamError::Closed),
         }
     }
@@ -224,7 +226,9 @@ impl Stream {
                 if let Some(error) = cbor::map_get(&value, "error") {
                     return Err(StreamError::ErrorReply(format!("{error:?}")));
                 }
-                return Ok(cbor::map_get(&value, "result").cloned().unwrap_or(Value::Null));
+                return Ok(cbor::map_get(&value, "result")
+                    .cloned()
+                    .unwrap_or(Value::Null));
             }
             if !packet.is_reply {
                 self.connection.send_error(

@@ -27,11 +27,13 @@ pub fn from_cbor(value: &Cbor) -> Value {
                 None => Value::Tagged(*tag, Box::new(from_cbor(inner))),
             }
         }
-        Cbor::Tag(cbor::TAG_HEGEL_STRING | cbor::TAG_REFERENCE_STRING, inner) => match inner.as_ref() {
-            Cbor::Bytes(b) => Value::String(b.clone()),
-            Cbor::Text(t) => Value::String(t.as_bytes().to_vec()),
-            other => from_cbor(other),
-        },
+        Cbor::Tag(cbor::TAG_HEGEL_STRING | cbor::TAG_REFERENCE_STRING, inner) => {
+            match inner.as_ref() {
+                Cbor::Bytes(b) => Value::String(b.clone()),
+                Cbor::Text(t) => Value::String(t.as_bytes().to_vec()),
+                other => from_cbor(other),
+            }
+        }
         Cbor::Tag(tag, inner) => Value::Tagged(*tag, Box::new(from_cbor(inner))),
         _ => Value::Null,
     }

@@ -33,7 +33,10 @@ pub const SUPPORTED_VERSIONS: &[&str] = &[
 ];
 
 /// The version announced when none is chosen (what hegeltest 0.16.0 and hegel-ocaml require).
-pub const DEFAULT_VERSION: ProtocolVersion = ProtocolVersion { major: 0, minor: 15 };
+pub const DEFAULT_VERSION: ProtocolVersion = ProtocolVersion {
+    major: 0,
+    minor: 15,
+};
 
 impl ProtocolVersion {
     /// Parses `major.minor`, accepting only versions this server speaks.
@@ -43,8 +46,12 @@ impl ProtocolVersion {
             .split_once('.')
             .ok_or_else(|| format!("protocol version {text:?} is not of the form MAJOR.MINOR"))?;
         let version = ProtocolVersion {
-            major: major.parse().map_err(|_| format!("bad major version in {text:?}"))?,
-            minor: minor.parse().map_err(|_| format!("bad minor version in {text:?}"))?,
+            major: major
+                .parse()
+                .map_err(|_| format!("bad major version in {text:?}"))?,
+            minor: minor
+                .parse()
+                .map_err(|_| format!("bad minor version in {text:?}"))?,
         };
         if version.major != 0 || !(version.minor == 1 || (10..=16).contains(&version.minor)) {
             return Err(format!(
@@ -120,7 +127,12 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    let connection = Connection::new(Box::new(output), config.version, config.stream_timeout, config.debug);
+    let connection = Connection::new(
+        Box::new(output),
+        config.version,
+        config.stream_timeout,
+        config.debug,
+    );
     let (control_tx, control_rx) = mpsc::channel();
     let reader_connection = Arc::clone(&connection);
     let reader = std::thread::spawn(move || reader_loop(&reader_connection, input, control_tx));
@@ -137,10 +149,19 @@ where
                     String::from_utf8_lossy(HANDSHAKE_REQUEST),
                     String::from_utf8_lossy(&packet.payload)
                 );
-                connection.send_error(0, packet.message_id, &format!("Bad handshake: {message}"), "ProtocolError");
+                connection.send_error(
+                    0,
+                    packet.message_id,
+                    &format!("Bad handshake: {message}"),
+                    "ProtocolError",
+                );
                 return Err(ServeError::Handshake(message));
             }
-            let reply = geist_wire::Packet::reply(0, packet.message_id, handshake_reply(&config.version.to_string()));
+            let reply = geist_wire::Packet::reply(
+                0,
+                packet.message_id,
+                handshake_reply(&config.version.to_string()),
+            );
             if connection.send(&reply).is_err() {
                 return Ok(());
             }
@@ -164,7 +185,9 @@ fn handle_control(connection: &Arc<Connection>, packet: geist_wire::Packet, conf
             return;
         }
     };
-    let command = cbor::map_get(&message, "command").and_then(cbor::as_text).unwrap_or("");
+    let command = cbor::map_get(&message, "command")
+        .and_then(cbor::as_text)
+        .unwrap_or("");
     let reply_ok = |connection: &Arc<Connection>| {
         let payload = cbor::encode(&cbor::text_map([("result", Cbor::Bool(true))]));
         let _ = connection.send(&geist_wire::Packet::reply(0, packet.message_id, payload));
@@ -172,7 +195,12 @@ fn handle_control(connection: &Arc<Connection>, packet: geist_wire::Packet, conf
     let stream_id = cbor::map_get(&message, "stream_id").and_then(cbor::as_i128);
     let open = |connection: &Arc<Connection>| -> Option<connection::Stream> {
         let Some(id) = stream_id.and_then(|i| u32::try_from(i).ok()) else {
-            connection.send_error(0, packet.message_id, &format!("{command} requires an integer stream_id"), "ProtocolError");
+            connection.send_error(
+                0,
+                packet.message_id,
+                &format!("{command} requires an integer stream_id"),
+                "ProtocolError",
+            );
             return None;
         };
         if StreamOrigin::of(id) != StreamOrigin::Client {
@@ -186,7 +214,12 @@ fn handle_control(connection: &Arc<Connection>, packet: geist_wire::Packet, conf
         }
         let stream = connection.open_stream(id);
         if stream.is_none() {
-            connection.send_error(0, packet.message_id, &format!("Stream {id} is already registered"), "ProtocolError");
+            connection.send_error(
+                0,
+                packet.message_id,
+                &format!("Stream {id} is already registered"),
+                "ProtocolError",
+            );
         }
         stream
     };
@@ -199,17 +232,26 @@ fn handle_control(connection: &Arc<Connection>, packet: geist_wire::Packet, conf
                     return;
                 }
             };
-            let Some(stream) = open(connection) else { return };
+            let Some(stream) = open(connection) else {
+                return;
+            };
             if config.verbose {
-                eprintln!("geist-server: run_test on stream {} ({} test cases)", stream.id, request.test_cases);
+                eprintln!(
+                    "geist-server: run_test on stream {} ({} test cases)",
+                    stream.id, request.test_cases
+                );
             }
             reply_ok(connection);
             let connection = Arc::clone(connection);
             std::thread::spawn(move || session::run_test(connection, stream, request));
         }
         "single_test_case" if config.version.has_single_test_case() => {
-            let seed = cbor::map_get(&message, "seed").and_then(cbor::as_i128).map(|s| s as u128);
-            let Some(stream) = open(connection) else { return };
+            let seed = cbor::map_get(&message, "seed")
+                .and_then(cbor::as_i128)
+                .map(|s| s as u128);
+            let Some(stream) = open(connection) else {
+                return;
+            };
             reply_ok(connection);
             let connection = Arc::clone(connection);
             std::thread::spawn(move || session::single_test_case(connection, stream, seed));

@@ -73,7 +73,9 @@ fn main() -> ExitCode {
     {
         config.stream_timeout = Duration::from_secs_f64(seconds);
     }
-    if std::env::var("HEGEL_PROTOCOL_DEBUG").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true")) {
+    if std::env::var("HEGEL_PROTOCOL_DEBUG")
+        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+    {
         config.debug = true;
     }
     match serve(std::io::stdin(), std::io::stdout(), config) {

@@ -64,7 +64,8 @@ impl RunRequest {
         let test_cases = field(message, "test_cases")
             .and_then(cbor::as_i128)
             .ok_or("run_test requires an integer test_cases")?;
-        let test_cases = u64::try_from(test_cases).map_err(|_| "test_cases must be non-negative")?;
+        let test_cases =
+            u64::try_from(test_cases).map_err(|_| "test_cases must be non-negative")?;
         let seed = match field(message, "seed") {
             None => None,
             Some(v) => Some(
@@ -165,7 +166,10 @@ fn handle_command(
     connection: &Connection,
 ) -> Result<Result<Cbor, (String, &'static str)>, geist_engine::StopTest> {
     let Some(command) = field(message, "command").and_then(cbor::as_text) else {
-        return Ok(Err(("request has no \"command\" text".into(), "ValueError")));
+        return Ok(Err((
+            "request has no \"command\" text".into(),
+            "ValueError",
+        )));
     };
     let bad = |e: String| Ok(Err((e, "ValueError")));
     match command {
@@ -183,7 +187,10 @@ fn handle_command(
                     let value = generate(&schema, data)?;
                     Ok(Ok(to_cbor(&value, connection.version)))
                 }
-                Err(e) => Ok(Err((format!("InvalidArgument: {}", e.message), "InvalidArgument"))),
+                Err(e) => Ok(Err((
+                    format!("InvalidArgument: {}", e.message),
+                    "InvalidArgument",
+                ))),
             }
         }
         "start_span" => {
@@ -199,7 +206,11 @@ fn handle_command(
         "target" => {
             let value = field(message, "value").and_then(cbor::as_f64);
             let label = field(message, "label")
-                .map(|l| cbor::as_text(l).map(str::to_string).unwrap_or_else(|| format!("{l:?}")))
+                .map(|l| {
+                    cbor::as_text(l)
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("{l:?}"))
+                })
                 .unwrap_or_default();
             match value {
                 Some(v) => {
@@ -210,13 +221,18 @@ fn handle_command(
             }
         }
         "new_collection" => {
-            let min = field(message, "min_size").and_then(cbor::as_i128).unwrap_or(0).max(0) as usize;
+            let min = field(message, "min_size")
+                .and_then(cbor::as_i128)
+                .unwrap_or(0)
+                .max(0) as usize;
             let max = field(message, "max_size")
                 .and_then(cbor::as_i128)
                 .map(|m| m.max(0) as usize);
             if max.is_some_and(|m| m < min) {
                 return Ok(Err((
-                    format!("InvalidArgument: Cannot have max_size < min_size (min_size={min}, max_size={max:?})"),
+                    format!(
+                        "InvalidArgument: Cannot have max_size < min_size (min_size={min}, max_size={max:?})"
+                    ),
                     "InvalidArgument",
                 )));
             }
@@ -228,7 +244,10 @@ fn handle_command(
                 Ok(id) => id,
                 Err(e) => return bad(e),
             };
-            let Some(collection) = usize::try_from(id).ok().and_then(|i| state.collections.get_mut(i)) else {
+            let Some(collection) = usize::try_from(id)
+                .ok()
+                .and_then(|i| state.collections.get_mut(i))
+            else {
                 return bad(format!("unknown collection {id}"));
             };
             if command == "collection_more" {
@@ -247,7 +266,10 @@ fn handle_command(
                 Ok(id) => id,
                 Err(e) => return bad(e),
             };
-            let Some(pool) = usize::try_from(id).ok().and_then(|i| state.pools.get_mut(i)) else {
+            let Some(pool) = usize::try_from(id)
+                .ok()
+                .and_then(|i| state.pools.get_mut(i))
+            else {
                 return bad(format!("unknown pool {id}"));
             };
             match command {
@@ -325,8 +347,12 @@ fn execute_case(
             }
         };
         if field(&message, "command").and_then(cbor::as_text) == Some("mark_complete") {
-            let status = field(&message, "status").and_then(cbor::as_text).unwrap_or("");
-            let origin = field(&message, "origin").and_then(cbor::as_text).map(str::to_string);
+            let status = field(&message, "status")
+                .and_then(cbor::as_text)
+                .unwrap_or("");
+            let origin = field(&message, "origin")
+                .and_then(cbor::as_text)
+                .map(str::to_string);
             let status = match status {
                 "VALID" => Status::Valid,
                 "INVALID" => Status::Invalid,
@@ -353,7 +379,9 @@ fn execute_case(
         }
         match handle_command(&message, data, &mut state, cache, connection) {
             Ok(Ok(result)) => case_stream.reply(packet.message_id, result)?,
-            Ok(Err((error, error_type))) => case_stream.reply_error(packet.message_id, &error, error_type),
+            Ok(Err((error, error_type))) => {
+                case_stream.reply_error(packet.message_id, &error, error_type)
+            }
             Err(_stop) => {
                 let why = match data.status {
                     Some(Status::Overrun) => "StopTest: the test case exceeded its choice budget",
@@ -480,9 +508,18 @@ fn run_test_inner(
     let mut results = vec![
         ("passed", Cbor::Bool(result.passed())),
         ("test_cases", cbor::integer(i128::from(result.test_cases))),
-        ("valid_test_cases", cbor::integer(i128::from(result.valid_test_cases))),
-        ("invalid_test_cases", cbor::integer(i128::from(result.invalid_test_cases))),
-        ("interesting_test_cases", cbor::integer(result.failures.len() as i128)),
+        (
+            "valid_test_cases",
+            cbor::integer(i128::from(result.valid_test_cases)),
+        ),
+        (
+            "invalid_test_cases",
+            cbor::integer(i128::from(result.invalid_test_cases)),
+        ),
+        (
+            "interesting_test_cases",
+            cbor::integer(result.failures.len() as i128),
+        ),
         ("seed", Cbor::Text(seed.to_string())),
     ];
     if let Some(message) = &result.health_check_failure {
@@ -507,19 +544,34 @@ pub fn single_test_case(connection: Arc<Connection>, stream: Stream, seed: Optio
     let mut cache = SchemaCache::new();
     let outcome = execute_case(&connection, &stream, &mut data, true, &mut cache);
     if let Err(e) = outcome {
-        eprintln!("geist-server: single test case on stream {} ended: {e}", stream.id);
+        eprintln!(
+            "geist-server: single test case on stream {} ended: {e}",
+            stream.id
+        );
         return;
     }
     let status = data.status.unwrap_or(Status::Valid);
     let results = vec![
         ("passed", Cbor::Bool(status != Status::Interesting)),
         ("test_cases", cbor::integer(1)),
-        ("valid_test_cases", cbor::integer(i128::from(status == Status::Valid))),
-        ("invalid_test_cases", cbor::integer(i128::from(status == Status::Invalid))),
-        ("interesting_test_cases", cbor::integer(i128::from(status == Status::Interesting))),
+        (
+            "valid_test_cases",
+            cbor::integer(i128::from(status == Status::Valid)),
+        ),
+        (
+            "invalid_test_cases",
+            cbor::integer(i128::from(status == Status::Invalid)),
+        ),
+        (
+            "interesting_test_cases",
+            cbor::integer(i128::from(status == Status::Interesting)),
+        ),
         ("seed", Cbor::Text(seed.to_string())),
     ];
     if let Err(e) = test_done(&stream, results) {
-        eprintln!("geist-server: single test case on stream {} ended: {e}", stream.id);
+        eprintln!(
+            "geist-server: single test case on stream {} ended: {e}",
+            stream.id
+        );
     }
 }

@@ -47,12 +47,12 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             )?;
             Ok(Value::from_code_points(&points))
         }
-        Schema::Binary { min_size, max_size } => Ok(Value::Bytes(data.draw_bytes(
-            SizeConstraints {
+        Schema::Binary { min_size, max_size } => {
+            Ok(Value::Bytes(data.draw_bytes(SizeConstraints {
                 min_size: *min_size,
                 max_size: max_size.unwrap_or(usize::MAX),
-            },
-        )?)),
+            })?))
+        }
         Schema::Regex(regex) => regex.generate(data),
         Schema::List {
             elements,
@@ -247,5 +247,8 @@ fn fraction(
     };
     data.stop_span(false);
     let g = gcd(n, d);
-    Ok(Value::Array(vec![Value::Integer(n / g), Value::Integer(d / g)]))
+    Ok(Value::Array(vec![
+        Value::Integer(n / g),
+        Value::Integer(d / g),
+    ]))
 }

@@ -256,7 +256,11 @@ pub fn parse_charset(map: &Value) -> Result<CharSet, SchemaError> {
     if let Some(cats) = &spec.categories
         && cats.iter().any(|c| c == "Cs" || c == "C")
     {
-        let which = if cats.iter().any(|c| c == "Cs") { "Cs" } else { "C" };
+        let which = if cats.iter().any(|c| c == "Cs") {
+            "Cs"
+        } else {
+            "C"
+        };
         return Err(SchemaError::new(format!(
             "categories={cats:?}: {which:?} includes surrogate codepoints, which are not valid in strings"
         )));
@@ -328,8 +332,16 @@ fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
         Some(b) => b,
         None => !(min.is_some() && max.is_some()),
     };
-    let limit = if width == 32 { f32::MAX as f64 } else { f64::MAX };
-    let mut lo = min.unwrap_or(if allow_infinity { f64::NEG_INFINITY } else { -limit });
+    let limit = if width == 32 {
+        f32::MAX as f64
+    } else {
+        f64::MAX
+    };
+    let mut lo = min.unwrap_or(if allow_infinity {
+        f64::NEG_INFINITY
+    } else {
+        -limit
+    });
     let mut hi = max.unwrap_or(if allow_infinity { f64::INFINITY } else { limit });
     if !allow_infinity {
         if lo == f64::NEG_INFINITY {
@@ -359,13 +371,17 @@ fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
     }
     if exclude_min {
         if min.is_none() {
-            return Err(SchemaError::new("Cannot have exclude_min=true with no min_value"));
+            return Err(SchemaError::new(
+                "Cannot have exclude_min=true with no min_value",
+            ));
         }
         lo = next_up_width(lo, width);
     }
     if exclude_max {
         if max.is_none() {
-            return Err(SchemaError::new("Cannot have exclude_max=true with no max_value"));
+            return Err(SchemaError::new(
+                "Cannot have exclude_max=true with no max_value",
+            ));
         }
         hi = next_down_width(hi, width);
     }
@@ -408,7 +424,9 @@ fn parse_fraction_bound(map: &Value, key: &str) -> Result<Option<(i128, i128)>, 
             match text.split_once('/') {
                 Some((a, b)) => match (parse(a), parse(b)) {
                     (Some(n), Some(d)) if d > 0 => Ok(Some((n, d))),
-                    _ => Err(SchemaError::new(format!("{key}={text:?} is not a fraction"))),
+                    _ => Err(SchemaError::new(format!(
+                        "{key}={text:?} is not a fraction"
+                    ))),
                 },
                 None => parse(&text)
                     .map(|n| Some((n, 1)))
@@ -436,12 +454,11 @@ impl Schema {
             .and_then(Value::as_str)
             .ok_or_else(|| SchemaError::new("schema has no \"type\" string"))?;
         match kind {
-            "constant" => Ok(Schema::Constant(
-                value
-                    .get("value")
-                    .cloned()
-                    .ok_or_else(|| SchemaError::new("constant schema requires \"value\""))?,
-            )),
+            "constant" => {
+                Ok(Schema::Constant(value.get("value").cloned().ok_or_else(
+                    || SchemaError::new("constant schema requires \"value\""),
+                )?))
+            }
             "null" | "none" => Ok(Schema::Null),
             "sampled_from" => match value.get("values") {
                 Some(Value::Array(items)) if items.is_empty() => {
@@ -590,7 +607,9 @@ impl Schema {
             }
             other => match FormatSchema::parse(other, value)? {
                 Some(format) => Ok(Schema::Format(format)),
-                None => Err(SchemaError::new(format!("Unsupported schema type {other:?}"))),
+                None => Err(SchemaError::new(format!(
+                    "Unsupported schema type {other:?}"
+                ))),
             },
         }
     }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs test files of the published hegeltest crate (Rust client of Hegel)
+# against geist-server. The crate is fetched from crates.io into target/ (never
+# committed) and its own tests run with HEGEL_SERVER_COMMAND pointing at our
+# server binary.
+#
+# usage: scripts/hegeltest-suite.sh [TEST_FILE ...]   (default: the foundation set)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+version=0.16.0
+work="$root/target/hegeltest"
+src="$work/hegeltest-$version"
+
+default_tests=(test_integers test_floats test_strings test_collections test_tuples
+  test_combinators test_standard_generators test_arrays test_compose test_composite
+  test_default test_reject test_validation test_usage_errors test_single_test_case)
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=("${default_tests[@]}")
+
+if [ ! -f "$src/Cargo.toml" ]; then
+    echo "fetching hegeltest $version from crates.io"
+    mkdir -p "$work/fetch/src"
+    cat > "$work/fetch/Cargo.toml" <<TOML
+[package]
+name = "fetch-hegeltest"
+version = "0.0.0"
+edition = "2021"
+[dependencies]
+hegeltest = "=$version"
+[workspace]
+TOML
+    : > "$work/fetch/src/lib.rs"
+    (cd "$work/fetch" && cargo fetch --quiet)
+    registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+    found=$(find "$registry" -maxdepth 2 -type d -name "hegeltest-$version" | head -n 1)
+    [ -n "$found" ] || { echo "hegeltest $version not found under $registry" >&2; exit 1; }
+    rm -rf "$src.tmp" && cp -r "$found" "$src.tmp" && mv "$src.tmp" "$src"
+fi
+
+cargo build --release --locked -p geist-server
+export HEGEL_SERVER_COMMAND="$root/target/release/geist-server"
+
+# Tests geist-server does not pass yet are listed, one full name per line, in
+# scripts/hegeltest-known-failures.txt: skipped here so that CI guards every
+# other test, and the list is the open work of the engine issues. Set
+# GEIST_HEGELTEST_ALL=1 to run them too.
+skips=()
+if [ "${GEIST_HEGELTEST_ALL:-0}" != 1 ]; then
+    while IFS= read -r line; do
+        line="${line%%#*}"; line="${line// /}"
+        [ -n "$line" ] && skips+=(--skip "$line")
+    done < "$root/scripts/hegeltest-known-failures.txt"
+fi
+
+args=()
+for t in "${tests[@]}"; do args+=(--test "$t"); done
+cd "$src"
+echo "running ${tests[*]} (skipping ${#skips[@]}/2 known failures)"
+CARGO_TARGET_DIR="$work/target" RUST_BACKTRACE=0 cargo test --locked "${args[@]}" -- --test-threads=2 --exact "${skips[@]}"
