@@ -1,0 +1,3 @@
+//! Calldata benchmark (being written).
+
+fn main() {}
