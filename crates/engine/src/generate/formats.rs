@@ -325,14 +325,22 @@ impl Domains {
             return Err(data.reject());
         }
         let i = data.draw_integer(IntegerConstraints::bounded(0, eligible.len() as i128 - 1))?;
-        let mut domain = String::new();
-        for c in eligible[i as usize].chars() {
-            domain.push(if data.draw_boolean(0.5)? {
-                c.to_ascii_uppercase()
-            } else {
-                c
-            });
-        }
+        // The case of each letter is a bit of one choice, so that shrinking
+        // toward a shorter TLD keeps the label choices that follow in place.
+        let tld = eligible[i as usize];
+        let mask = data.draw_integer(IntegerConstraints::bounded(0, (1 << tld.len()) - 1))?;
+        let domain_tld: String = tld
+            .chars()
+            .enumerate()
+            .map(|(k, c)| {
+                if (mask >> k) & 1 == 1 {
+                    c.to_ascii_uppercase()
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let mut domain = domain_tld;
         let mut labels = Collection::with_average(1, 126, 3.0);
         while domain.len() + 2 <= max_length && labels.more(data)? {
             let room = (max_length - domain.len() - 1).min(self.max_element_length);

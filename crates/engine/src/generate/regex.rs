@@ -67,6 +67,27 @@ enum Node {
     },
 }
 
+/// The longest shortest-match a pattern may have: `a{1000000000}` is valid,
+/// but building such strings would exhaust memory rather than test anything.
+const MAX_MIN_LENGTH: usize = 1_000_000;
+
+impl Node {
+    /// Length of the shortest string this node produces (saturating).
+    fn min_len(&self) -> usize {
+        match self {
+            Node::Text(text) => text.len(),
+            Node::Char(_) => 1,
+            Node::Chars { min, .. } => *min,
+            Node::Assert(_) => 0,
+            Node::Sequence(items) => items
+                .iter()
+                .fold(0usize, |total, item| total.saturating_add(item.min_len())),
+            Node::Choice(branches) => branches.iter().map(Node::min_len).min().unwrap_or(0),
+            Node::Repeat { body, min, .. } => body.min_len().saturating_mul(*min),
+        }
+    }
+}
+
 /// What may surround the match when the pattern need only be found somewhere
 /// in the string (Python `re.search`), following Hypothesis' rules for anchors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +141,11 @@ impl RegexSchema {
                 None => format!("the regex pattern {pattern:?} can never match"),
             })
         })?;
+        if body.min_len() > MAX_MIN_LENGTH {
+            return Err(SchemaError::new(format!(
+                "the regex pattern {pattern:?} only matches strings longer than {MAX_MIN_LENGTH} characters, which geist does not generate"
+            )));
+        }
         let pad_alphabet = match alphabet {
             Some(a) => a,
             None => Arc::new(
@@ -528,6 +554,11 @@ fn translate_python_syntax(pattern: &str) -> Result<String, SchemaError> {
                     i += 1;
                 }
                 '\\' => i = translate_escape(&chars, i, flags, true, pattern, &mut out)?,
+                // Python keeps these literally in verbose classes; regex-syntax would drop them.
+                c if flags.verbose && (c == '#' || c.is_whitespace()) => {
+                    push_code_point(&mut out, u32::from(c));
+                    i += 1;
+                }
                 // Literal in Python; nested classes and set operators in regex-syntax.
                 '[' | '&' | '~' => {
                     out.push('\\');
@@ -1001,6 +1032,7 @@ mod tests {
             (r"[a&&b]", r"\A(?:[a&b])\z"),
             (r"\<\>", r"\A(?:<>)\z"),
             (r"[\b]", r"\A(?:\x08)\z"),
+            ("(?x) a b # comment (?=x) [\n c [#] \\ ", r"\A(?:abc# )\z"),
             (r"[[:digit:]]", r"\A(?:[\[:digt]\])\z"),
         ] {
             let schema = RegexSchema::parse(pattern, true, None)
@@ -1055,6 +1087,8 @@ mod tests {
             (r"\q", "bad escape"),
             ("a\\", "bad escape"),
             ("(?R)a", "unknown flag"),
+            ("(ab){1000}(cd){1000}x{999000}", "longer than"),
+            (r"\d{4000000000}", "longer than"),
             (r"[^\s\S]", "can never match"),
         ] {
             let err = RegexSchema::parse(pattern, true, None)
