@@ -16,6 +16,13 @@
 //! string is still being built, so each one is recorded with its position and
 //! checked once the whole string, padding included, is known. A string whose
 //! assertions fail is never returned: the test case is rejected instead.
+//!
+//! Refused with a [`SchemaError`]: look-around, backreferences, conditional
+//! and atomic groups, `\N{...}`, and patterns that cannot match (within the
+//! alphabet). Accepted beyond Python: `\p{...}` classes, `(?-u)` (read as
+//! ASCII) and repeated quantifiers such as `a**`; `[[:alpha:]]` keeps Python's
+//! meaning (a plain class). Classes use regex-syntax's Unicode tables, which
+//! may be newer than a peer Python's.
 
 use super::schema::SchemaError;
 use crate::charset::{CharSet, CharSetSpec};
@@ -363,9 +370,23 @@ fn ascii_word(c: Option<u32>) -> bool {
         .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Python's word characters for `\b`: the same set as its `\w`.
 fn unicode_word(c: Option<u32>) -> bool {
-    c.and_then(char::from_u32)
-        .is_some_and(|c| regex_syntax::try_is_word_character(c).unwrap_or(false))
+    use unicode_general_category::{GeneralCategory::*, get_general_category};
+    c.and_then(char::from_u32).is_some_and(|c| {
+        c == '_'
+            || matches!(
+                get_general_category(c),
+                UppercaseLetter
+                    | LowercaseLetter
+                    | TitlecaseLetter
+                    | ModifierLetter
+                    | OtherLetter
+                    | DecimalNumber
+                    | LetterNumber
+                    | OtherNumber
+            )
+    })
 }
 
 /// Python semantics of each assertion at position `p` of a string of `len`
@@ -754,6 +775,14 @@ fn translate_group_open(
     }
 }
 
+/// Python's Unicode `\w`: `str.isalnum()` (letters and numbers) or `_`.
+/// (regex-syntax's `\w` also has marks and connector punctuation but not `No`.)
+const PYTHON_WORD_CLASS: &str = "\\p{L}\\p{N}_";
+
+/// Python's Unicode `\s`: `str.isspace()`, which unlike Unicode White_Space
+/// includes the separators U+001C..U+001F.
+const PYTHON_SPACE_CLASS: &str = "\\t\\n\\x0B\\x0C\\r\\x1C-\\x1F\\x20\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
+
 /// Pushes a code point as an escape regex-syntax reads the same everywhere.
 fn push_code_point(out: &mut String, c: u32) {
     out.push_str(&format!("\\x{{{c:X}}}"));
@@ -830,7 +859,9 @@ fn translate_escape(
         'd' | 'D' if flags.ascii => class_escape("0-9", c == 'D', out),
         'w' | 'W' if flags.ascii => class_escape("0-9A-Za-z_", c == 'W', out),
         's' | 'S' if flags.ascii => class_escape(" \\t\\n\\r\\x0B\\x0C", c == 'S', out),
-        'd' | 'D' | 'w' | 'W' | 's' | 'S' | 'a' | 'f' | 'n' | 'r' | 't' | 'v' => {
+        'w' | 'W' => class_escape(PYTHON_WORD_CLASS, c == 'W', out),
+        's' | 'S' => class_escape(PYTHON_SPACE_CLASS, c == 'S', out),
+        'd' | 'D' | 'a' | 'f' | 'n' | 'r' | 't' | 'v' => {
             out.push('\\');
             out.push(c);
             i + 2
@@ -928,8 +959,6 @@ mod tests {
         r"[\u00e0-\u00ff]{1,3}x",
         r"\p{Greek}+",
         r"(ab|cd){0,3}e",
-        r"\bcat\b",
-        r"\w\Bat",
         r"^start",
         r"(?m)^line",
         r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}",
@@ -942,11 +971,22 @@ mod tests {
         r"[^\d\s]+",
     ];
 
+    /// A Rust regex with the pattern's Python meaning (`\w`, `\s` as Python has them).
+    fn rust_regex(pattern: &str, fullmatch: bool) -> ::regex::Regex {
+        let translated = translate_python_syntax(pattern).unwrap();
+        let source = if fullmatch {
+            format!(r"\A(?:{translated})\z")
+        } else {
+            translated
+        };
+        ::regex::Regex::new(&source).unwrap()
+    }
+
     #[test]
     fn fullmatch_strings_match_the_whole_pattern() {
         for pattern in SHARED_PATTERNS {
             let schema = RegexSchema::parse(pattern, true, None).unwrap();
-            let check = ::regex::Regex::new(&format!(r"\A(?:{pattern})\z")).unwrap();
+            let check = rust_regex(pattern, true);
             let (strings, rejected) = generate_many(&schema, 2000);
             assert!(rejected < 1000, "{pattern}: {rejected} rejected");
             for s in &strings {
@@ -963,7 +1003,7 @@ mod tests {
     fn search_strings_contain_a_match() {
         for pattern in SHARED_PATTERNS {
             let schema = RegexSchema::parse(pattern, false, None).unwrap();
-            let check = ::regex::Regex::new(pattern).unwrap();
+            let check = rust_regex(pattern, false);
             let (strings, rejected) = generate_many(&schema, 2000);
             assert!(rejected < 1000, "{pattern}: {rejected} rejected");
             for s in &strings {
@@ -971,7 +1011,7 @@ mod tests {
             }
             if !pattern.starts_with('^') {
                 // Unanchored patterns get text around the match.
-                let full = ::regex::Regex::new(&format!(r"\A(?:{pattern})\z")).unwrap();
+                let full = rust_regex(pattern, true);
                 assert!(
                     strings.iter().any(|s| !full.is_match(s)),
                     "{pattern:?}: no padding ever added"
@@ -996,6 +1036,39 @@ mod tests {
         ] {
             assert_eq!(minimal(pattern, true), expected, "{pattern}");
             assert_eq!(minimal(pattern, false), expected, "{pattern} (search)");
+        }
+    }
+
+    #[test]
+    fn word_boundaries_hold_in_the_final_string() {
+        // Over ASCII, Python's and Rust's word characters agree.
+        let ascii = Arc::new(CharSet::from_intervals(vec![(0x20, 0x7E)]));
+        for pattern in [r"\bcat\b", r"\w\Bat", r"x\b", r"\B-\B", r"(a|-)\b(b|-)"] {
+            for fullmatch in [true, false] {
+                let schema = RegexSchema::parse(pattern, fullmatch, Some(ascii.clone())).unwrap();
+                let check = rust_regex(pattern, fullmatch);
+                let (strings, _) = generate_many(&schema, 1000);
+                assert!(strings.len() > 100, "{pattern}: {}", strings.len());
+                for s in &strings {
+                    assert!(check.is_match(s), "{pattern:?} ({fullmatch}) gave {s:?}");
+                }
+            }
+        }
+        // Python counts `No` numbers (U+00B2) as word characters, and not marks.
+        let word = |c: char| unicode_word(Some(u32::from(c)));
+        assert!(word('\u{b2}') && word('_') && word('\u{4e00}'));
+        assert!(!word('\u{301}') && !word('-'));
+    }
+
+    #[test]
+    fn python_character_classes() {
+        let space = RegexSchema::parse(r"\s", true, None).unwrap();
+        let (strings, _) = generate_many(&space, 2000);
+        assert!(strings.iter().any(|s| s == "\u{1c}"));
+        let word = RegexSchema::parse(r"\w", true, None).unwrap();
+        let (strings, _) = generate_many(&word, 3000);
+        for s in &strings {
+            assert!(unicode_word(s.chars().next().map(u32::from)), "{s:?}");
         }
     }
 
