@@ -1173,6 +1173,27 @@ mod tests {
     }
 
     #[test]
+    fn arbitrary_patterns_never_panic() {
+        const PIECES: &[&str] = &[
+            "a", "(", ")", "[", "]", "^", "-", "|", "*", "+", "?", "{", "}", ",", "2", "\\", "$",
+            ".", "(?", "i", "x", "#", ":", "P<n>", "\\b", "\\Z", "\\w", "\\0", "\\1", "\\x", "\\u",
+            "\\p", "é", " ", "\n", "&&", "~", "=", "!", "<",
+        ];
+        let mut source = Source::from_seed(99);
+        for _ in 0..5000 {
+            let n = 1 + source.below(8) as usize;
+            let pattern: String = (0..n)
+                .map(|_| PIECES[source.below(PIECES.len() as u64) as usize])
+                .collect();
+            for fullmatch in [true, false] {
+                if let Ok(schema) = RegexSchema::parse(&pattern, fullmatch, None) {
+                    let (_, _) = generate_many(&schema, 5);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unbounded_repeats_shrink_by_deleting_elements() {
         // (ab)+ with choices [more=true(forced), more=true, more=false] replays
         // as "abab"; dropping the middle choice gives the shorter "ab".
