@@ -13,7 +13,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "geist", version, about = "Property-based and conformance testing for wire protocols")]
+#[command(
+    name = "geist",
+    version,
+    about = "Property-based and conformance testing for wire protocols"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
