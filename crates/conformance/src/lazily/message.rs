@@ -25,6 +25,11 @@ impl NodeId {
         (value <= MAX_NODE_ID).then_some(NodeId(value))
     }
 
+    /// The node id `value`, or [`MAX_NODE_ID`] when `value` is beyond it.
+    pub fn saturating(value: u64) -> NodeId {
+        NodeId(value.min(MAX_NODE_ID))
+    }
+
     /// The id as a number.
     pub fn get(self) -> u64 {
         self.0

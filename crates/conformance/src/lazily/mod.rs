@@ -9,7 +9,9 @@
 //! a mirror of the graph ([`receiver`]), and the fixture pack ([`pack`]).
 
 pub mod arena;
+pub mod generate;
 pub mod message;
+pub mod mutate;
 pub mod pack;
 pub mod receiver;
 
