@@ -157,8 +157,11 @@ fn snapshot_facts(snapshot: &Snapshot) -> Vec<Fact> {
     facts
 }
 
+/// How one `blob_*` assertion key reads a descriptor.
+type BlobField = fn(&ShmBlobRef) -> Json;
+
 fn blob_facts(blob: Option<&ShmBlobRef>, absent: &str) -> Vec<Fact> {
-    let fields: [(&'static str, fn(&ShmBlobRef) -> Json); 6] = [
+    let fields: [(&'static str, BlobField); 6] = [
         ("blob_offset", |b| Json::from_u64(b.offset)),
         ("blob_len", |b| Json::from_u64(b.len)),
         ("blob_generation", |b| Json::from_u64(b.generation)),
