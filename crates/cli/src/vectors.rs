@@ -1,12 +1,216 @@
-//! `geist vectors`: not implemented yet.
+//! `geist vectors`: validate, inspect and run VM conformance test vectors.
+//!
+//! `check` validates, decodes and verifies vector files (directories are
+//! searched recursively), one line per vector and a closing `N passed, M
+//! failed`; `inspect` explains one vector; `run` drives an external VM through
+//! the driver protocol; `replay-driver` (hidden) is the test driver that
+//! answers with a vector's own expectations.
 
+use anyhow::Context as _;
+use clap::{Subcommand, ValueEnum};
+use geist_conformance::vectors::{
+    self, CheckSummary, SchemaSet,
+    driver::{self, ProcessDriver, RunOptions},
+    replay::{self, Perturbation},
+};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// Arguments of `geist vectors`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct SchemaArgs {
+    /// The seed schema (draft-07); default: ../shared/spec/test-vector-schema.json.
+    #[arg(long, requires = "later_schema")]
+    schema: Option<PathBuf>,
+    /// The schema for later format versions; default: the corpus' schema-v0.0.5.json in the shared data.
+    #[arg(long, requires = "schema")]
+    later_schema: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate, decode and verify vectors: one line per vector, then `N passed, M failed`.
+    Check {
+        /// Vector files or directories (searched recursively for *.json, skipping schema*.json).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format; with json the closing line goes to standard error.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Print failures one per line under their vector.
+        #[arg(long, short)]
+        verbose: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        #[command(flatten)]
+        schemas: SchemaArgs,
+    },
+    /// Explain one vector: meta, variants, messages, receipts, state roots, CAR statistics.
+    Inspect {
+        /// The vector file.
+        file: PathBuf,
+        /// Print the check report as JSON instead.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        #[command(flatten)]
+        schemas: SchemaArgs,
+    },
+    /// Run vectors against a VM through a driver program (see docs/vectors.md for the protocol).
+    Run {
+        /// The driver command line, run with `sh -c`.
+        #[arg(long)]
+        driver: String,
+        /// Vector files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seconds to wait for each answer before the driver is considered hung.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+        /// Compare plainly, ignoring `incorrect` and `negate` hints.
+        #[arg(long)]
+        ignore_hints: bool,
+        /// Output format; with json the closing line goes to standard error.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        #[command(flatten)]
+        schemas: SchemaArgs,
+    },
+    /// The replay test driver: answers each request with the vector's own postconditions.
+    #[command(hide = true)]
+    ReplayDriver {
+        /// Answer wrongly on purpose: gas, exit-code, return, state-root, drop-receipt.
+        #[arg(long)]
+        perturb: Option<Perturbation>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Human-readable lines.
+    Text,
+    /// One JSON document.
+    Json,
+}
 
 /// Runs `geist vectors`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("geist vectors is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Check { paths, format, verbose, jobs, schemas } => check(&paths, format, verbose, jobs, &schemas),
+        Command::Inspect { file, format, schemas } => inspect(&file, format, &schemas),
+        Command::Run { driver, paths, timeout, ignore_hints, format, schemas } => {
+            run_driver(&driver, &paths, Duration::from_secs(timeout), RunOptions { ignore_hints }, format, &schemas)
+        }
+        Command::ReplayDriver { perturb } => {
+            let stdin = std::io::stdin().lock();
+            let stdout = std::io::stdout().lock();
+            replay::serve(stdin, stdout, perturb).context("replay driver")?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn load_schemas(args: &SchemaArgs) -> anyhow::Result<SchemaSet> {
+    let set = match (&args.schema, &args.later_schema) {
+        (Some(seed), Some(later)) => SchemaSet::load(seed, Some(later))?,
+        _ => SchemaSet::from_shared_dir().context("loading the vector schemas (use --schema and --later-schema)")?,
+    };
+    for note in &set.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(set)
+}
+
+fn check(paths: &[PathBuf], format: Format, verbose: bool, jobs: Option<usize>, schemas: &SchemaArgs) -> anyhow::Result<ExitCode> {
+    let schemas = load_schemas(schemas)?;
+    let files = vectors::collect_vector_files(paths)?;
+    let started = Instant::now();
+    let reports = vectors::check_files(&files, &schemas, jobs.unwrap_or_else(vectors::check::default_workers));
+    let elapsed = started.elapsed();
+    let summary = CheckSummary::of(&reports);
+    match format {
+        Format::Text => {
+            for report in &reports {
+                println!("{report}");
+                if verbose && report.failures.len() > 1 {
+                    for failure in &report.failures {
+                        println!("       {failure}");
+                    }
+                }
+            }
+            eprintln!(
+                "checked {} vectors ({:.1} MB JSON, {:.1} MB CAR, {} blocks) in {:.2} s",
+                reports.len(),
+                summary.json_bytes as f64 / 1e6,
+                summary.car_bytes as f64 / 1e6,
+                summary.verified_blocks,
+                elapsed.as_secs_f64()
+            );
+            println!("{summary}");
+        }
+        Format::Json => {
+            let document = serde_json::json!({ "vectors": reports, "summary": summary });
+            println!("{}", serde_json::to_string_pretty(&document)?);
+            eprintln!("{summary}");
+        }
+    }
+    Ok(if summary.failed == 0 && !reports.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn inspect(file: &Path, format: Format, schemas: &SchemaArgs) -> anyhow::Result<ExitCode> {
+    let schemas = load_schemas(schemas)?;
+    let checked = vectors::check_file(file, &schemas);
+    match format {
+        Format::Text => print!("{}", vectors::inspect::render(&checked)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&checked.report)?),
+    }
+    Ok(if checked.report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn run_driver(
+    command: &str,
+    paths: &[PathBuf],
+    timeout: Duration,
+    options: RunOptions,
+    format: Format,
+    schemas: &SchemaArgs,
+) -> anyhow::Result<ExitCode> {
+    let schemas = load_schemas(schemas)?;
+    let files = vectors::collect_vector_files(paths)?;
+    let mut process = ProcessDriver::new(command, timeout);
+    let mut next_request = 1;
+    let mut outcomes = Vec::new();
+    for file in &files {
+        let checked = vectors::check_file(file, &schemas);
+        let results = driver::run_vector(&checked, &mut process, options, &mut next_request);
+        if format == Format::Text {
+            for outcome in &results {
+                println!("{outcome}");
+            }
+        }
+        outcomes.extend(results);
+    }
+    drop(process);
+    let (passed, failed, skipped) = driver::tally(&outcomes);
+    let closing = if skipped > 0 {
+        format!("{passed} passed, {failed} failed, {skipped} skipped")
+    } else {
+        format!("{passed} passed, {failed} failed")
+    };
+    match format {
+        Format::Text => println!("{closing}"),
+        Format::Json => {
+            let document = serde_json::json!({ "runs": outcomes, "passed": passed, "failed": failed, "skipped": skipped });
+            println!("{}", serde_json::to_string_pretty(&document)?);
+            eprintln!("{closing}");
+        }
+    }
+    Ok(if failed == 0 && passed > 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

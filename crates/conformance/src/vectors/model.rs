@@ -77,7 +77,7 @@ pub struct VectorMeta {
 }
 
 /// One protocol variant a vector applies to (later formats).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Variant {
     /// Codename of the protocol version (`genesis`, `actorsv2`, ...).
     pub id: Option<String>,
