@@ -72,7 +72,7 @@ pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVe
         Ok(vector) => vector,
         Err(errors) => {
             for error in errors {
-                report.fail("", error.to_string());
+                report.fail(error.path(), error.detail());
             }
             return checked;
         }
@@ -204,7 +204,9 @@ fn unpack_car(vector: &TestVector, report: &mut VectorReport) -> Option<Vec<u8>>
             None
         }
         Err(error) => {
-            report.fail("", error.to_string());
+            let text = error.to_string();
+            let detail = text.strip_prefix(&format!("{path}: ")).unwrap_or(&text).to_string();
+            report.fail(path, detail);
             None
         }
     }

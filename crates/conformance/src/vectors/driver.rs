@@ -362,19 +362,21 @@ pub struct RunOptions {
 }
 
 /// Builds the driver requests for a checked vector: one per variant (or one without variants).
-pub fn requests_for(checked: &CheckedVector, first_request: u64) -> Result<Vec<DriverRequest>, String> {
+///
+/// A vector that cannot be run gives the status to report instead: an error
+/// when it does not check, a skip when there is simply nothing to execute (the
+/// seed sample's mock CAR, a class no corpus defines inputs for).
+pub fn requests_for(checked: &CheckedVector, first_request: u64) -> Result<Vec<DriverRequest>, RunStatus> {
     if !checked.report.passed() {
         let first = checked.report.failures.first().map(ToString::to_string).unwrap_or_default();
-        return Err(format!("vector does not check: {first}"));
+        return Err(RunStatus::Error { reason: format!("vector does not check: {first}") });
     }
-    let (Some(vector), Some(car)) = (&checked.vector, &checked.car) else {
-        return Err("vector has no decodable CAR to run (a mock or absent state tree)".to_string());
+    let skip = |reason: &str| Err(RunStatus::Skipped { reason: reason.to_string() });
+    let (Some(vector), Some(car), Some(_)) = (&checked.vector, &checked.car, &checked.archive) else {
+        return skip("no real CAR to execute (absent, or the seed sample's mock)");
     };
-    if checked.archive.is_none() {
-        return Err("vector's CAR is not a real CAR (a mock): nothing to execute".to_string());
-    }
     if !matches!(vector.class, VectorClass::Message | VectorClass::Tipset) {
-        return Err(format!("class {:?} cannot be run (no corpus defines its inputs)", vector.class));
+        return skip("no corpus defines the inputs of this class");
     }
     let car = encode_base64(car);
     let variants: Vec<Option<&Variant>> = if vector.preconditions.variants.is_empty() {
@@ -507,7 +509,7 @@ pub fn run_vector(checked: &CheckedVector, driver: &mut dyn Driver, options: Run
     let path = checked.report.path.clone();
     let requests = match requests_for(checked, *next_request) {
         Ok(requests) => requests,
-        Err(reason) => return vec![RunOutcome { path, variant: None, status: RunStatus::Error { reason } }],
+        Err(status) => return vec![RunOutcome { path, variant: None, status }],
     };
     *next_request += requests.len() as u64;
     let Some(vector) = &checked.vector else { return Vec::new() };

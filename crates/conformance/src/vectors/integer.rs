@@ -48,6 +48,18 @@ pub enum IntegerError {
     },
 }
 
+impl IntegerError {
+    /// JSON pointer of the field at fault.
+    pub fn path(&self) -> &str {
+        match self {
+            IntegerError::NotANumber { path, .. }
+            | IntegerError::Fractional { path, .. }
+            | IntegerError::ExponentOutOfRange { path, .. }
+            | IntegerError::OutOfRange { path, .. } => path,
+        }
+    }
+}
+
 /// The largest decimal exponent accepted; far above any token amount.
 const MAX_EXPONENT: u32 = 1000;
 

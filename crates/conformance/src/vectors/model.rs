@@ -228,6 +228,28 @@ pub enum ModelError {
     },
 }
 
+impl ModelError {
+    /// JSON pointer of the field at fault (`""` for the document as a whole).
+    pub fn path(&self) -> &str {
+        match self {
+            ModelError::Json { .. } => "",
+            ModelError::Shape { path, .. } | ModelError::Cid { path, .. } => path,
+            ModelError::Payload(error) => error.path(),
+            ModelError::Integer(error) => error.path(),
+        }
+    }
+
+    /// The error without its leading path, for reports that show the path apart.
+    pub fn detail(&self) -> String {
+        let text = self.to_string();
+        let path = self.path();
+        if path.is_empty() {
+            return text;
+        }
+        text.strip_prefix(&format!("{path}: ")).map(str::to_string).unwrap_or(text)
+    }
+}
+
 // ---- raw, borrowed view of the JSON: numbers kept as their exact text ----
 
 #[derive(Deserialize)]

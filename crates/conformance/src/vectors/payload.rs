@@ -66,6 +66,19 @@ pub enum PayloadError {
     },
 }
 
+impl PayloadError {
+    /// JSON pointer of the field at fault.
+    pub fn path(&self) -> &str {
+        match self {
+            PayloadError::MissingHexPrefix { path }
+            | PayloadError::Hex { path, .. }
+            | PayloadError::Base64 { path, .. }
+            | PayloadError::NotGzip { path, .. }
+            | PayloadError::Gzip { path, .. } => path,
+        }
+    }
+}
+
 /// Decodes `0x`-prefixed lowercase hex, as the seed schema's `hex` definition describes.
 pub fn decode_hex(text: &str, path: &str) -> Result<Vec<u8>, PayloadError> {
     let digits = text
