@@ -5,6 +5,7 @@
 //   {"op":"hello"}                      -> {"ok":{"version":"1.2.0"}}
 //   {"op":"encode","value":V}           -> {"ok":"<hex>"} | {"error":"..."}
 //   {"op":"decode","hex":"..."}         -> {"ok":V}       | {"error":"..."}
+//   {"op":"accepts","hex":"..."}        -> {"ok":null}    | {"error":"..."}  (no value: any depth)
 //   {"op":"bench","inputs":["hex",...],"seconds":S}
 //                                       -> {"ok":{"encode_mb_per_s":x,"decode_mb_per_s":y}}
 // V is a tagged array: ["null"], ["bool",b], ["int","<decimal>"], ["bytes","<hex>"],
@@ -87,6 +88,7 @@ function handle(request) {
     case "hello": return { version: pkg.version };
     case "encode": return toHex(encode(toJs(request.value)));
     case "decode": return fromJs(decode(fromHex(request.hex)));
+    case "accepts": decode(fromHex(request.hex)); return null;
     case "bench": return bench(request.inputs, request.seconds);
     default: throw new Error(`unknown op ${request.op}`);
   }

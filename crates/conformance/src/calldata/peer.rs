@@ -160,6 +160,13 @@ impl GenlayerJs {
         })
     }
 
+    /// Whether the SDK decodes `bytes` without throwing (no value comes back, so
+    /// this works for nesting deeper than a JSON parser allows).
+    pub fn accepts(&mut self, bytes: &[u8]) -> Result<Result<(), String>, PeerError> {
+        let answer = self.request(&json!({"op": "accepts", "hex": hex::encode(bytes)}))?;
+        Ok(answer.map(|_| ()))
+    }
+
     /// Measures the SDK's encode and decode rates over `inputs` (canonical Calldata).
     pub fn bench(&mut self, inputs: &[Vec<u8>], seconds: f64) -> Result<PeerRates, PeerError> {
         let hexes: Vec<String> = inputs.iter().map(hex::encode).collect();

@@ -214,7 +214,7 @@ fn sdk_uleb(bytes: &[u8], position: &mut usize) -> (u128, bool) {
     let mut huge = false;
     loop {
         let byte = bytes.get(*position).copied().unwrap_or(0);
-        *position += 1;
+        *position = position.saturating_add(1);
         if shift < 120 {
             value |= u128::from(byte & 0x7f) << shift;
         } else if byte & 0x7f != 0 {
@@ -239,15 +239,16 @@ fn walk(
     if *steps > budget || depth > 5_000 {
         return Err(TooMuch);
     }
-    if *position > bytes.len() + 1 {
-        // Past the end the SDK reads nulls; what remains is counted by the loops above.
+    if *position >= bytes.len() {
+        // Past the end the SDK reads a zero byte: a null. The loops above count them.
+        *position = position.saturating_add(1);
         return Ok(());
     }
     let (head, huge) = sdk_uleb(bytes, position);
     match head {
         0 | 8 | 16 => return Ok(()),
         24 => {
-            *position += 20;
+            *position = position.saturating_add(20);
             return Ok(());
         }
         _ => {}
