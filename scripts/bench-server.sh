@@ -25,7 +25,7 @@ results=$(mktemp)
 for round in $(seq "$rounds"); do
     for server in geist-server hegel-core; do
         case $server in
-            geist-server) cmd="$root/target/release/geist-server" ;;
+            geist-server) cmd="${CARGO_TARGET_DIR:-$root/target}/release/geist-server" ;;
             hegel-core) cmd="$venv/bin/hegel" ;;
         esac
         dir=$(mktemp -d)

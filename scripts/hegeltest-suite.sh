@@ -39,7 +39,7 @@ TOML
 fi
 
 cargo build --release --locked -p geist-server
-export HEGEL_SERVER_COMMAND="$root/target/release/geist-server"
+export HEGEL_SERVER_COMMAND="${CARGO_TARGET_DIR:-$root/target}/release/geist-server"
 
 # Tests geist-server does not pass yet are listed, one full name per line, in
 # scripts/hegeltest-known-failures.txt: skipped here so that CI guards every

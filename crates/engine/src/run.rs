@@ -391,3 +391,61 @@ mod tests {
         assert!(result.test_cases < 100);
     }
 }
+
+#[cfg(test)]
+mod collection_shrinking {
+    use super::*;
+    use crate::generate::{Schema, generate};
+    use crate::value::Value;
+
+    fn schema(n: i128) -> Schema {
+        let map = |entries: Vec<(&str, Value)>| {
+            Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (Value::text(k), v))
+                    .collect(),
+            )
+        };
+        Schema::parse(&map(vec![
+            ("type", Value::text("list")),
+            ("unique", Value::Bool(true)),
+            ("min_size", Value::Integer(n)),
+            ("max_size", Value::Integer(n)),
+            ("elements", map(vec![("type", Value::text("integer"))])),
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn fixed_size_unique_lists_shrink_to_consecutive_values() {
+        for n in [3i128, 5, 8] {
+            let s = schema(n);
+            let settings = RunSettings {
+                seed: 11,
+                test_cases: 500,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if generate(&s, data).is_ok() {
+                    data.conclude(Status::Interesting, Some("always".into()));
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 1000);
+            let Value::Array(items) = generate(&s, &mut replay).unwrap() else {
+                panic!()
+            };
+            let mut xs: Vec<i128> = items
+                .iter()
+                .map(|v| match v {
+                    Value::Integer(i) => *i,
+                    _ => panic!(),
+                })
+                .collect();
+            xs.sort();
+            let expected: Vec<i128> = (xs[0]..xs[0] + n).collect();
+            assert_eq!(xs, expected, "n={n}");
+        }
+    }
+}

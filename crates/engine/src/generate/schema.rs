@@ -47,6 +47,10 @@ pub enum Schema {
     },
     /// An integer.
     Integer(IntegerConstraints),
+    /// A non-negative integer whose upper bound lies beyond i128 (up to
+    /// 2^128 - 1): drawn as a choice shifted down by 2^127, so that the
+    /// choice's simplest value is still the integer 0 (or the lower bound).
+    WideInteger(IntegerConstraints),
     /// A float.
     Float(FloatConstraints),
     /// A string.
@@ -137,6 +141,64 @@ fn int_field(map: &Value, key: &str) -> Result<Option<i128>, SchemaError> {
             other.type_name()
         ))),
     }
+}
+
+/// A non-negative bignum bound (tag 2) that fits in 128 unsigned bits.
+fn wide_bound(map: &Value, key: &str) -> Option<u128> {
+    match field(map, key) {
+        Some(Value::Tagged(2, inner)) => match inner.as_ref() {
+            Value::Bytes(b) => {
+                let significant: Vec<u8> = b.iter().copied().skip_while(|x| *x == 0).collect();
+                (significant.len() <= 16).then(|| {
+                    significant
+                        .iter()
+                        .fold(0u128, |acc, x| (acc << 8) | u128::from(*x))
+                })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The offset between a wide integer and its choice.
+pub const WIDE_OFFSET: u128 = 1 << 127;
+
+fn parse_wide_integer(map: &Value) -> Result<Option<Schema>, SchemaError> {
+    let Some(max) = wide_bound(map, "max_value") else {
+        return Ok(None);
+    };
+    if max <= i128::MAX as u128 {
+        return Ok(None);
+    }
+    let min: u128 = match field(map, "min_value") {
+        Some(Value::Integer(i)) if *i >= 0 => *i as u128,
+        Some(Value::Integer(i)) => {
+            return Err(SchemaError::new(format!(
+                "min_value={i} with max_value={max}: ranges wider than 2^128 are not supported yet"
+            )));
+        }
+        Some(_) => match wide_bound(map, "min_value") {
+            Some(m) => m,
+            None => return Err(SchemaError::new("min_value must be an integer")),
+        },
+        None => {
+            return Err(SchemaError::new(format!(
+                "max_value={max} with no min_value: ranges wider than 2^128 are not supported yet"
+            )));
+        }
+    };
+    if max < min {
+        return Err(SchemaError::new(format!(
+            "Cannot have max_value < min_value (min_value={min}, max_value={max})"
+        )));
+    }
+    let shift = |v: u128| v.wrapping_sub(WIDE_OFFSET) as i128;
+    Ok(Some(Schema::WideInteger(IntegerConstraints {
+        min: Some(shift(min)),
+        max: Some(shift(max)),
+        shrink_towards: shift(min),
+    })))
 }
 
 fn size_field(map: &Value, key: &str) -> Result<Option<usize>, SchemaError> {
@@ -482,6 +544,9 @@ impl Schema {
                 Ok(Schema::Boolean { p })
             }
             "integer" => {
+                if let Some(wide) = parse_wide_integer(value)? {
+                    return Ok(wide);
+                }
                 let min = int_field(value, "min_value")?;
                 let max = int_field(value, "max_value")?;
                 if let (Some(lo), Some(hi)) = (min, max)

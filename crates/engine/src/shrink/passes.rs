@@ -7,14 +7,27 @@ use std::cmp::Ordering;
 
 /// One round of every pass, cheapest and most effective first.
 pub fn run_all(s: &mut Shrinker) {
-    delete_spans(s);
-    delete_chunks(s);
-    simplify_spans(s);
-    minimize_choices(s);
-    lift_spans(s);
-    sort_sibling_spans(s);
-    redistribute_pairs(s);
-    lower_integers_together(s);
+    let passes: [(&str, fn(&mut Shrinker)); 8] = [
+        ("delete_spans", delete_spans),
+        ("delete_chunks", delete_chunks),
+        ("simplify_spans", simplify_spans),
+        ("minimize_choices", minimize_choices),
+        ("lift_spans", lift_spans),
+        ("sort_sibling_spans", sort_sibling_spans),
+        ("redistribute_pairs", redistribute_pairs),
+        ("lower_integers_together", lower_integers_together),
+    ];
+    for (name, pass) in passes {
+        let before = s.calls;
+        pass(s);
+        if std::env::var_os("GEIST_SHRINK_DEBUG").is_some() {
+            eprintln!(
+                "{name}: {} calls, best {:?}",
+                s.calls - before,
+                s.best.choices()
+            );
+        }
+    }
 }
 
 /// Deletes whole spans (list elements, tuple parts), largest structures first.
@@ -49,9 +62,13 @@ fn delete_chunks(s: &mut Shrinker) {
                 if let Some(lowered) =
                     lower_once(&s.best.nodes[prev].value, &s.best.nodes[prev].constraints)
                 {
-                    let mut replacement = vec![lowered];
-                    replacement.extend(std::iter::empty());
-                    if s.try_replace(prev..start + k, &replacement) {
+                    let length_before = s.best.nodes.len();
+                    // Repeat at this position only if choices really went away;
+                    // otherwise this would step the previous choice down by one
+                    // per call.
+                    if s.try_replace(prev..start + k, &[lowered])
+                        && s.best.nodes.len() < length_before
+                    {
                         continue;
                     }
                 }
