@@ -449,3 +449,52 @@ mod collection_shrinking {
         }
     }
 }
+
+#[cfg(test)]
+mod binding_shrinking {
+    use super::*;
+    use crate::choice::IntegerConstraints;
+    use crate::data::Collection;
+
+    /// A size drawn first, then exactly that many booleans: the minimal
+    /// failing example needs the size and a middle element removed together.
+    fn draw(data: &mut TestData) -> Option<Vec<bool>> {
+        let k = data
+            .draw_integer(IntegerConstraints::bounded(1, 100))
+            .ok()? as usize;
+        let mut c = Collection::new(k, Some(k));
+        let mut out = vec![];
+        while c.more(data).ok()? {
+            out.push(data.draw_boolean(0.5).ok()?);
+        }
+        Some(out)
+    }
+
+    #[test]
+    fn deletes_in_the_middle_of_a_binding() {
+        for n in [1usize, 4, 9] {
+            let settings = RunSettings {
+                seed: 7,
+                test_cases: 1000,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Some(x) = draw(data)
+                    && x.len() >= 2
+                    && x[0]
+                    && x[x.len() - 1]
+                    && x.iter().filter(|b| !**b).count() >= n
+                {
+                    data.conclude(Status::Interesting, Some("found".into()));
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
+            let x = draw(&mut replay).unwrap();
+            let mut expected = vec![false; n + 2];
+            expected[0] = true;
+            expected[n + 1] = true;
+            assert_eq!(x, expected, "n={n}, {} shrink calls", result.shrink_calls);
+        }
+    }
+}

@@ -385,7 +385,7 @@ fn execute_case(
             Err(_stop) => {
                 let why = match data.status {
                     Some(Status::Overrun) => "StopTest: the test case exceeded its choice budget",
-                    _ => "StopTest: the test case was rejected (UnsatisfiedAssumption)",
+                    _ => "StopTest: the engine rejected this test case",
                 };
                 case_stream.complete();
                 case_stream.reply_error(packet.message_id, why, "StopTest");

@@ -71,10 +71,8 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             min_size,
             max_size,
             unique: true,
-        } if matches!(elements.as_ref(), Schema::SampledFrom(_)) => {
-            let Schema::SampledFrom(values) = elements.as_ref() else {
-                unreachable!("guarded by the match arm")
-            };
+        } if finite_values(elements).is_some() => {
+            let values = finite_values(elements).unwrap_or_default();
             unique_sample(data, values, *min_size, *max_size)
         }
         Schema::List {
@@ -191,21 +189,44 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
     }
 }
 
+/// Largest finite element domain sampled without replacement.
+const MAX_SAMPLED_DOMAIN: i128 = 4096;
+
+/// The values of a small finite element schema, simplest first: a
+/// `sampled_from`, or a bounded integer range of at most 4096 values.
+fn finite_values(schema: &Schema) -> Option<Vec<Value>> {
+    match schema {
+        Schema::SampledFrom(values) => {
+            // Distinct values only (sampled_from may repeat itself).
+            let mut distinct: Vec<Value> = Vec::with_capacity(values.len());
+            for v in values {
+                if !distinct.iter().any(|seen| seen.same_as(v)) {
+                    distinct.push(v.clone());
+                }
+            }
+            Some(distinct)
+        }
+        Schema::Integer(c) => {
+            let (min, max) = (c.min?, c.max?);
+            if max.checked_sub(min)? >= MAX_SAMPLED_DOMAIN {
+                return None;
+            }
+            let n = (max - min + 1) as u128;
+            Some((0..n).filter_map(|i| c.value_at(i)).map(Value::Integer).collect())
+        }
+        _ => None,
+    }
+}
+
 /// A unique list drawn from a finite set of values: each element is chosen
 /// among the values not yet used, so large unique samples need no rejection.
 fn unique_sample(
     data: &mut TestData,
-    values: &[Value],
+    values: Vec<Value>,
     min_size: usize,
     max_size: Option<usize>,
 ) -> Result<Value, StopTest> {
-    // Distinct values only (sampled_from may repeat itself).
-    let mut remaining: Vec<&Value> = Vec::with_capacity(values.len());
-    for v in values {
-        if !remaining.iter().any(|seen| seen.same_as(v)) {
-            remaining.push(v);
-        }
-    }
+    let mut remaining = values;
     if min_size > remaining.len() {
         return Err(data.reject());
     }
@@ -215,7 +236,7 @@ fn unique_sample(
     let mut out = Vec::new();
     while collection.more(data)? {
         let i = data.draw_integer(IntegerConstraints::bounded(0, remaining.len() as i128 - 1))?;
-        out.push(remaining.remove(i as usize).clone());
+        out.push(remaining.remove(i as usize));
     }
     data.stop_span(false);
     Ok(Value::Array(out))

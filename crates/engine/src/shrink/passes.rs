@@ -7,11 +7,12 @@ use std::cmp::Ordering;
 
 /// One round of every pass, cheapest and most effective first.
 pub fn run_all(s: &mut Shrinker) {
-    let passes: [(&str, fn(&mut Shrinker)); 8] = [
+    let passes: [(&str, fn(&mut Shrinker)); 9] = [
         ("delete_spans", delete_spans),
         ("delete_chunks", delete_chunks),
         ("simplify_spans", simplify_spans),
         ("minimize_choices", minimize_choices),
+        ("lower_and_delete", lower_and_delete),
         ("lift_spans", lift_spans),
         ("sort_sibling_spans", sort_sibling_spans),
         ("redistribute_pairs", redistribute_pairs),
@@ -365,6 +366,52 @@ fn minimize_element(s: &mut Shrinker, i: usize, j: usize) {
             }
         }
         _ => {}
+    }
+}
+
+/// Lowers an integer by one step toward its simplest value and deletes one
+/// later span in the same candidate: a size chosen earlier (e.g. by a
+/// `flat_map`) and the elements it sized shrink together, even when the
+/// element to remove is in the middle.
+fn lower_and_delete(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best.nodes.len() && !s.exhausted() {
+        let node = s.best.nodes[i].clone();
+        i += 1;
+        let (ChoiceValue::Integer(v), Constraints::Integer(c)) = (&node.value, &node.constraints)
+        else {
+            continue;
+        };
+        if node.forced || *v == c.simplest() {
+            continue;
+        }
+        let lowered = if *v > c.simplest() { v - 1 } else { v + 1 };
+        if !c.permits(lowered) {
+            continue;
+        }
+        let position = i - 1;
+        let mut spans: Vec<(usize, usize)> = s
+            .best
+            .spans
+            .iter()
+            .filter(|sp| sp.start > position && sp.end <= s.best.nodes.len() && sp.start < sp.end)
+            .map(|sp| (sp.start, sp.end))
+            .collect();
+        spans.sort_unstable();
+        spans.dedup();
+        for (start, end) in spans {
+            if s.exhausted() {
+                return;
+            }
+            let mut candidate = s.best.choices();
+            candidate.drain(start..end);
+            candidate[position] = ChoiceValue::Integer(lowered);
+            if s.consider(candidate) {
+                // Same integer again: it may go lower still.
+                i = position;
+                break;
+            }
+        }
     }
 }
 
