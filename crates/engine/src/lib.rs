@@ -10,6 +10,7 @@
 pub mod charset;
 pub mod choice;
 pub mod data;
+pub mod database;
 pub mod generate;
 pub mod random;
 pub mod value;

@@ -10,6 +10,7 @@ use crate::connection::{Connection, Stream, StreamError};
 use crate::convert::{from_cbor, to_cbor};
 use geist_engine::choice::IntegerConstraints;
 use geist_engine::data::{Collection, labels};
+use geist_engine::database::{DirectoryDatabase, ExampleDatabase};
 use geist_engine::generate::{Schema, SchemaError, generate};
 use geist_engine::run::{HealthCheck, Phases, RunSettings, run};
 use geist_engine::{Status, TestData};
@@ -34,7 +35,12 @@ pub struct RunRequest {
     pub phases: Option<Vec<String>>,
     /// Report every distinct failure.
     pub report_multiple_failures: bool,
+    /// The example database directory: `None` when disabled (`database: null`).
+    pub database: Option<String>,
 }
+
+/// Where the database lives when the client does not say (as hegel-core: `.hegel/examples`).
+pub const DEFAULT_DATABASE: &str = ".hegel/examples";
 
 fn field<'a>(message: &'a Cbor, key: &str) -> Option<&'a Cbor> {
     match cbor::map_get(message, key) {
@@ -83,7 +89,17 @@ impl RunRequest {
             None => None,
             Some(_) => Some(text_list(message, "phases")?),
         };
+        let database = match cbor::map_get(message, "database") {
+            None => Some(DEFAULT_DATABASE.to_string()),
+            Some(Cbor::Null) => None,
+            Some(v) => Some(
+                cbor::as_text(v)
+                    .map(str::to_string)
+                    .ok_or("database must be a path string or null")?,
+            ),
+        };
         Ok(RunRequest {
+            database,
             test_cases,
             seed,
             derandomize: matches!(field(message, "derandomize"), Some(Cbor::Bool(true))),
@@ -486,9 +502,23 @@ fn run_test_inner(
         suppress_health_checks: suppress,
         ..RunSettings::default()
     };
+    let database = match (&request.database, &request.database_key) {
+        (Some(path), Some(key)) => Some((DirectoryDatabase::new(path), key.clone())),
+        _ => None,
+    };
+    let saved = match &database {
+        Some((db, key)) => {
+            let (entries, warnings) = db.fetch(key);
+            for warning in warnings {
+                eprintln!("geist-server: example database: {warning}");
+            }
+            entries
+        }
+        None => Vec::new(),
+    };
     let mut cache = SchemaCache::new();
     let mut failure: Option<StreamError> = None;
-    let result = run(&settings, &[], &mut |data| {
+    let result = run(&settings, &saved, &mut |data| {
         if failure.is_some() {
             data.conclude(Status::Overrun, None);
             return false;
@@ -504,6 +534,22 @@ fn run_test_inner(
     });
     if let Some(e) = failure {
         return Err(e);
+    }
+    if let Some((db, key)) = &database {
+        // Keep exactly the failures this run ended with: older entries that no
+        // longer fail, or were shrunk further, go.
+        for entry in &saved {
+            if !result.failures.iter().any(|f| &f.choices == entry)
+                && let Err(e) = db.delete(key, entry)
+            {
+                eprintln!("geist-server: example database: {e}");
+            }
+        }
+        for failure in &result.failures {
+            if let Err(e) = db.save(key, &failure.choices) {
+                eprintln!("geist-server: example database: {e}");
+            }
+        }
     }
     let mut results = vec![
         ("passed", Cbor::Bool(result.passed())),
