@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod generate;
+
 use geist_conformance::data::shared_path;
 use geist_conformance::vectors::car::CarArchive;
 use geist_conformance::vectors::payload;
