@@ -1,0 +1,764 @@
+//! Protocol tests: a scripted client drives `serve` over a socket pair through
+//! the whole lifecycle, every command, every schema and the bad inputs.
+
+use geist_server::{ProtocolVersion, ServerConfig, serve};
+use geist_wire::cbor::{self, Value};
+use geist_wire::{Packet, PacketReader};
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+struct Client {
+    writer: UnixStream,
+    reader: PacketReader<UnixStream>,
+    backlog: std::collections::VecDeque<Packet>,
+    next_id: u32,
+    server: Option<JoinHandle<Result<(), geist_server::ServeError>>>,
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(s.into())
+}
+
+fn map(entries: Vec<(&str, Value)>) -> Value {
+    cbor::text_map(entries)
+}
+
+fn int(n: i128) -> Value {
+    cbor::integer(n)
+}
+
+impl Client {
+    fn start(config: ServerConfig) -> Client {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        ours.set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let input = theirs.try_clone().unwrap();
+        let server = std::thread::spawn(move || serve(input, theirs, config));
+        Client {
+            reader: PacketReader::new(ours.try_clone().unwrap()),
+            writer: ours,
+            backlog: Default::default(),
+            next_id: 1,
+            server: Some(server),
+        }
+    }
+
+    fn connected() -> Client {
+        let mut c = Client::start(ServerConfig::default());
+        let reply = c.handshake();
+        assert_eq!(reply, b"Hegel/0.15");
+        c
+    }
+
+    fn send(&mut self, packet: &Packet) {
+        self.writer.write_all(&packet.to_bytes()).unwrap();
+    }
+
+    fn request(&mut self, stream: u32, payload: Vec<u8>) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&Packet::request(stream, id, payload));
+        id
+    }
+
+    /// The next packet: one kept aside while awaiting a reply, else from the wire.
+    fn read(&mut self) -> Option<Packet> {
+        self.backlog
+            .pop_front()
+            .or_else(|| self.reader.read_packet().ok().flatten())
+    }
+
+    /// Waits for the reply to `id` on `stream`, keeping other packets for later.
+    fn await_reply(&mut self, stream: u32, id: u32) -> Packet {
+        loop {
+            let p = self.reader.read_packet().ok().flatten().expect("reply");
+            if p.is_reply && p.message_id == id && p.stream_id == stream {
+                return p;
+            }
+            self.backlog.push_back(p);
+        }
+    }
+
+    fn handshake(&mut self) -> Vec<u8> {
+        self.request(0, b"hegel_handshake_start".to_vec());
+        self.read().expect("handshake reply").payload
+    }
+
+    /// Sends a CBOR request and returns the decoded reply payload.
+    fn call(&mut self, stream: u32, message: Value) -> Value {
+        let id = self.request(stream, cbor::encode(&message));
+        let p = self.await_reply(stream, id);
+        cbor::decode(&p.payload).unwrap()
+    }
+
+    fn reply(&mut self, to: &Packet, value: Value) {
+        let payload = cbor::encode(&map(vec![("result", value)]));
+        self.send(&Packet::reply(to.stream_id, to.message_id, payload));
+    }
+
+    fn start_run(&mut self, stream: u32, extra: Vec<(&str, Value)>) {
+        let mut fields = vec![
+            ("command", text("run_test")),
+            ("stream_id", int(stream as i128)),
+            ("test_cases", int(20)),
+            ("database", Value::Null),
+            ("seed", int(1)),
+        ];
+        // Fields given by the test replace the defaults (a map has one entry per key).
+        fields.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));
+        fields.extend(extra);
+        let reply = self.call(0, map(fields));
+        assert_eq!(
+            cbor::map_get(&reply, "result"),
+            Some(&Value::Bool(true)),
+            "{reply:?}"
+        );
+    }
+
+    /// Waits for the next event on a test stream and acknowledges it.
+    fn next_event(&mut self) -> (String, Value) {
+        let p = self.read().expect("event");
+        assert!(!p.is_reply, "expected an event, got {p:?}");
+        let v = cbor::decode(&p.payload).unwrap();
+        let event = cbor::as_text(cbor::map_get(&v, "event").unwrap())
+            .unwrap()
+            .to_string();
+        let ack = if event == "test_done" {
+            Value::Bool(true)
+        } else {
+            Value::Null
+        };
+        self.reply(&p, ack);
+        (event, v)
+    }
+
+    /// Runs test cases until test_done, answering each with `body`, and returns test_done.
+    fn drive(&mut self, mut body: impl FnMut(&mut Client, u32, bool) -> &'static str) -> Value {
+        loop {
+            let (event, v) = self.next_event();
+            if event == "test_done" {
+                return cbor::map_get(&v, "results").unwrap().clone();
+            }
+            let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+            let is_final = cbor::map_get(&v, "is_final") == Some(&Value::Bool(true));
+            let status = body(self, case, is_final);
+            if status == "STOPPED" {
+                continue;
+            }
+            let mut fields = vec![("command", text("mark_complete")), ("status", text(status))];
+            if status == "INTERESTING" {
+                fields.push(("origin", text("test.rs:1")));
+            }
+            let reply = self.call(case, map(fields));
+            assert_eq!(cbor::map_get(&reply, "result"), Some(&Value::Null));
+            self.send(&Packet::stream_close(case));
+        }
+    }
+
+    fn finish(mut self) -> Result<(), geist_server::ServeError> {
+        let _ = self.writer.shutdown(std::net::Shutdown::Both);
+        self.server.take().unwrap().join().unwrap()
+    }
+}
+
+fn generate(c: &mut Client, case: u32, schema: Value) -> Value {
+    c.call(
+        case,
+        map(vec![("command", text("generate")), ("schema", schema)]),
+    )
+}
+
+fn result(reply: &Value) -> &Value {
+    cbor::map_get(reply, "result").unwrap_or_else(|| panic!("no result in {reply:?}"))
+}
+
+fn error_type(reply: &Value) -> Option<&str> {
+    cbor::map_get(reply, "type").and_then(cbor::as_text)
+}
+
+#[test]
+fn handshake_announces_the_chosen_version() {
+    let mut c = Client::start(ServerConfig {
+        version: ProtocolVersion::parse("0.12").unwrap(),
+        ..ServerConfig::default()
+    });
+    assert_eq!(c.handshake(), b"Hegel/0.12");
+    c.finish().unwrap();
+    assert!(ProtocolVersion::parse("0.9").is_err());
+    assert!(ProtocolVersion::parse("banana").is_err());
+}
+
+#[test]
+fn bad_handshake_is_refused() {
+    let mut c = Client::start(ServerConfig::default());
+    c.request(0, b"hello".to_vec());
+    let reply = c.read().unwrap();
+    let v = cbor::decode(&reply.payload).unwrap();
+    assert!(format!("{v:?}").contains("Bad handshake"));
+    assert!(c.finish().is_err());
+}
+
+#[test]
+fn a_passing_run_counts_its_test_cases() {
+    let mut c = Client::connected();
+    c.start_run(1, vec![]);
+    let mut cases = 0;
+    let done = c.drive(|c, case, _| {
+        cases += 1;
+        let v = generate(
+            c,
+            case,
+            map(vec![
+                ("type", text("integer")),
+                ("min_value", int(0)),
+                ("max_value", int(9)),
+            ]),
+        );
+        let n = cbor::as_i128(result(&v)).unwrap();
+        assert!((0..=9).contains(&n));
+        "VALID"
+    });
+    assert_eq!(cbor::map_get(&done, "passed"), Some(&Value::Bool(true)));
+    let count = cbor::as_i128(cbor::map_get(&done, "test_cases").unwrap()).unwrap();
+    assert_eq!(count, cases);
+    assert!(
+        cases <= 20,
+        "a 10-value space is exhausted early, ran {cases}"
+    );
+    for field in [
+        "valid_test_cases",
+        "invalid_test_cases",
+        "interesting_test_cases",
+        "seed",
+    ] {
+        assert!(cbor::map_get(&done, field).is_some(), "{field} missing");
+    }
+    c.finish().unwrap();
+}
+
+#[test]
+fn a_failure_is_shrunk_then_replayed_as_final() {
+    let mut c = Client::connected();
+    c.start_run(3, vec![("test_cases", int(200))]);
+    let mut finals = Vec::new();
+    let done = c.drive(|c, case, is_final| {
+        let v = generate(c, case, map(vec![("type", text("integer"))]));
+        let n = cbor::as_i128(result(&v)).unwrap();
+        if is_final {
+            finals.push(n);
+        }
+        if n >= 1000 { "INTERESTING" } else { "VALID" }
+    });
+    assert_eq!(cbor::map_get(&done, "passed"), Some(&Value::Bool(false)));
+    assert_eq!(
+        cbor::as_i128(cbor::map_get(&done, "interesting_test_cases").unwrap()),
+        Some(1)
+    );
+    // After test_done the final replay comes: drive it.
+    let (event, v) = c.next_event();
+    assert_eq!(event, "test_case");
+    assert_eq!(cbor::map_get(&v, "is_final"), Some(&Value::Bool(true)));
+    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    assert_eq!(case % 2, 0, "server streams are even");
+    let n = cbor::as_i128(result(&generate(
+        &mut c,
+        case,
+        map(vec![("type", text("integer"))]),
+    )))
+    .unwrap();
+    assert_eq!(n, 1000, "shrunk to the boundary");
+    assert!(finals.is_empty());
+    c.finish().unwrap();
+}
+
+#[test]
+fn every_schema_generates_the_documented_shape() {
+    let mut c = Client::connected();
+    c.start_run(5, vec![("test_cases", int(1))]);
+    let (event, v) = c.next_event();
+    assert_eq!(event, "test_case");
+    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    let schema = |kind: &str, extra: Vec<(&str, Value)>| {
+        let mut fields = vec![("type", text(kind))];
+        fields.extend(extra);
+        map(fields)
+    };
+    let cases: Vec<(Value, fn(&Value) -> bool)> = vec![
+        (schema("constant", vec![("value", int(7))]), |v| {
+            cbor::as_i128(v) == Some(7)
+        }),
+        (
+            schema(
+                "sampled_from",
+                vec![("values", Value::Array(vec![text("a"), text("b")]))],
+            ),
+            |v| matches!(cbor::as_text(v), Some("a" | "b")),
+        ),
+        (
+            schema(
+                "one_of",
+                vec![(
+                    "generators",
+                    Value::Array(vec![schema("null", vec![]), schema("boolean", vec![])]),
+                )],
+            ),
+            |v| matches!(v, Value::Array(pair) if pair.len() == 2),
+        ),
+        (schema("null", vec![]), |v| *v == Value::Null),
+        (schema("boolean", vec![("p", Value::Float(1.0))]), |v| {
+            *v == Value::Bool(true)
+        }),
+        (
+            schema(
+                "integer",
+                vec![("min_value", int(1 << 70)), ("max_value", int(1 << 71))],
+            ),
+            |v| matches!(v, Value::Tag(2, _)) && cbor::as_i128(v).is_some_and(|n| n >= 1 << 70),
+        ),
+        (
+            schema(
+                "float",
+                vec![
+                    ("min_value", Value::Float(0.0)),
+                    ("max_value", Value::Float(1.0)),
+                    ("exclude_max", Value::Bool(true)),
+                ],
+            ),
+            |v| cbor::as_f64(v).is_some_and(|f| (0.0..1.0).contains(&f)),
+        ),
+        (schema("float", vec![("width", int(32))]), |v| {
+            cbor::as_f64(v).is_some_and(|f| f.is_nan() || (f as f32) as f64 == f)
+        }),
+        (
+            schema(
+                "string",
+                vec![
+                    ("min_size", int(2)),
+                    ("max_size", int(2)),
+                    ("codec", text("ascii")),
+                ],
+            ),
+            |v| matches!(v, Value::Tag(91, b) if matches!(b.as_ref(), Value::Bytes(bytes) if bytes.len() == 2)),
+        ),
+        (
+            schema("binary", vec![("min_size", int(3)), ("max_size", int(3))]),
+            |v| matches!(v, Value::Bytes(b) if b.len() == 3),
+        ),
+        (
+            schema(
+                "regex",
+                vec![
+                    ("pattern", text("[a-c]{3}")),
+                    ("fullmatch", Value::Bool(true)),
+                ],
+            ),
+            |v| {
+                cbor::as_text(v)
+                    .is_some_and(|s| s.len() == 3 && s.chars().all(|c| ('a'..='c').contains(&c)))
+            },
+        ),
+        (
+            schema(
+                "list",
+                vec![
+                    ("elements", schema("boolean", vec![])),
+                    ("min_size", int(2)),
+                    ("max_size", int(2)),
+                ],
+            ),
+            |v| matches!(v, Value::Array(items) if items.len() == 2),
+        ),
+        (
+            schema(
+                "list",
+                vec![
+                    (
+                        "elements",
+                        schema(
+                            "integer",
+                            vec![("min_value", int(0)), ("max_value", int(3))],
+                        ),
+                    ),
+                    ("min_size", int(4)),
+                    ("unique", Value::Bool(true)),
+                ],
+            ),
+            |v| {
+                let Value::Array(items) = v else { return false };
+                let mut xs: Vec<i128> = items.iter().filter_map(cbor::as_i128).collect();
+                xs.sort();
+                xs == [0, 1, 2, 3]
+            },
+        ),
+        (
+            schema(
+                "dict",
+                vec![
+                    ("keys", schema("integer", vec![])),
+                    ("values", schema("null", vec![])),
+                    ("min_size", int(1)),
+                ],
+            ),
+            |v| matches!(v, Value::Array(entries) if !entries.is_empty() && entries.iter().all(|e| matches!(e, Value::Array(kv) if kv.len() == 2))),
+        ),
+        (
+            schema(
+                "tuple",
+                vec![(
+                    "elements",
+                    Value::Array(vec![schema("null", vec![]), schema("boolean", vec![])]),
+                )],
+            ),
+            |v| matches!(v, Value::Array(items) if items.len() == 2 && items[0] == Value::Null),
+        ),
+        (schema("email", vec![]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.contains('@'))
+        }),
+        (schema("url", vec![]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.starts_with("http"))
+        }),
+        (schema("domain", vec![("max_length", int(20))]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.len() <= 20 && s.contains('.'))
+        }),
+        (schema("ipv4", vec![]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.parse::<std::net::Ipv4Addr>().is_ok())
+        }),
+        (schema("ipv6", vec![]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.parse::<std::net::Ipv6Addr>().is_ok())
+        }),
+        (schema("ip_address", vec![("version", int(4))]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.parse::<std::net::Ipv4Addr>().is_ok())
+        }),
+        (schema("date", vec![]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.len() == 10 && &s[4..5] == "-")
+        }),
+        (schema("time", vec![]), |v| {
+            cbor::as_text(v).is_some_and(|s| &s[2..3] == ":")
+        }),
+        (schema("datetime", vec![]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.contains('T'))
+        }),
+        (schema("uuid", vec![("version", int(4))]), |v| {
+            cbor::as_text(v).is_some_and(|s| s.len() == 36 && &s[14..15] == "4")
+        }),
+        (
+            schema(
+                "fraction",
+                vec![("min_value", int(0)), ("max_value", int(1))],
+            ),
+            |v| {
+                let Value::Array(p) = v else { return false };
+                let (n, d) = (cbor::as_i128(&p[0]).unwrap(), cbor::as_i128(&p[1]).unwrap());
+                d > 0 && n >= 0 && n <= d
+            },
+        ),
+        (
+            schema("complex", vec![("max_magnitude", Value::Float(2.0))]),
+            |v| {
+                let Value::Array(p) = v else { return false };
+                let (re, im) = (cbor::as_f64(&p[0]).unwrap(), cbor::as_f64(&p[1]).unwrap());
+                re.hypot(im) <= 2.0 + 1e-9
+            },
+        ),
+    ];
+    for (schema, check) in cases {
+        let reply = generate(&mut c, case, schema.clone());
+        let value = result(&reply);
+        assert!(check(value), "{schema:?} gave {value:?}");
+    }
+    // Invalid schemas are InvalidArgument errors, and the stream carries on.
+    for bad in [
+        schema(
+            "integer",
+            vec![("min_value", int(5)), ("max_value", int(1))],
+        ),
+        schema("sampled_from", vec![("values", Value::Array(vec![]))]),
+        schema("one_of", vec![("generators", Value::Array(vec![]))]),
+        schema("string", vec![("min_size", int(3)), ("max_size", int(1))]),
+        schema(
+            "float",
+            vec![
+                ("min_value", Value::Float(0.0)),
+                ("allow_nan", Value::Bool(true)),
+            ],
+        ),
+        schema("regex", vec![("pattern", text("("))]),
+        schema("no_such_type", vec![]),
+        text("not a map"),
+    ] {
+        let reply = generate(&mut c, case, bad.clone());
+        assert!(
+            cbor::map_get(&reply, "error").is_some(),
+            "{bad:?} gave {reply:?}"
+        );
+        assert_eq!(error_type(&reply), Some("InvalidArgument"), "{bad:?}");
+    }
+    let reply = c.call(
+        case,
+        map(vec![
+            ("command", text("mark_complete")),
+            ("status", text("VALID")),
+        ]),
+    );
+    assert_eq!(result(&reply), &Value::Null);
+    let (event, v) = c.next_event();
+    assert_eq!(event, "test_done", "{v:?}");
+    c.finish().unwrap();
+}
+
+#[test]
+fn the_reference_version_tags_strings_with_6() {
+    let mut c = Client::start(ServerConfig {
+        version: ProtocolVersion::parse("0.1").unwrap(),
+        ..ServerConfig::default()
+    });
+    assert_eq!(c.handshake(), b"Hegel/0.1");
+    c.start_run(1, vec![("test_cases", int(1))]);
+    let (_, v) = c.next_event();
+    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    let reply = generate(
+        &mut c,
+        case,
+        map(vec![("type", text("string")), ("min_size", int(1))]),
+    );
+    assert!(matches!(result(&reply), Value::Tag(6, _)));
+}
+
+#[test]
+fn spans_targets_collections_and_pools() {
+    let mut c = Client::connected();
+    c.start_run(7, vec![("test_cases", int(5))]);
+    let mut first = true;
+    let mut first = true;
+    let done = c.drive(|c, case, _| {
+        let ok = |v: &Value| assert_eq!(result(v), &Value::Null, "{v:?}");
+        ok(&c.call(
+            case,
+            map(vec![("command", text("start_span")), ("label", int(42))]),
+        ));
+        ok(&c.call(
+            case,
+            map(vec![
+                ("command", text("stop_span")),
+                ("discard", Value::Bool(false)),
+            ]),
+        ));
+        ok(&c.call(
+            case,
+            map(vec![
+                ("command", text("target")),
+                ("value", Value::Float(1.5)),
+                ("label", text("x")),
+            ]),
+        ));
+        let id = result(&c.call(
+            case,
+            map(vec![
+                ("command", text("new_collection")),
+                ("min_size", int(2)),
+                ("max_size", int(3)),
+            ]),
+        ))
+        .clone();
+        let mut n = 0;
+        while result(&c.call(
+            case,
+            map(vec![
+                ("command", text("collection_more")),
+                ("collection_id", id.clone()),
+            ]),
+        )) == &Value::Bool(true)
+        {
+            n += 1;
+            assert!(n <= 3);
+        }
+        assert!(n >= 2);
+        let pool = result(&c.call(case, map(vec![("command", text("new_pool"))]))).clone();
+        let a = result(&c.call(
+            case,
+            map(vec![
+                ("command", text("pool_add")),
+                ("pool_id", pool.clone()),
+            ]),
+        ))
+        .clone();
+        let drawn = result(&c.call(
+            case,
+            map(vec![
+                ("command", text("pool_generate")),
+                ("pool_id", pool.clone()),
+                ("consume", Value::Bool(true)),
+            ]),
+        ))
+        .clone();
+        assert_eq!(drawn, a);
+        if std::mem::take(&mut first) {
+            // The pool is now empty: drawing from it stops the test case.
+            let reply = c.call(
+                case,
+                map(vec![("command", text("pool_generate")), ("pool_id", pool)]),
+            );
+            assert_eq!(error_type(&reply), Some("StopTest"), "{reply:?}");
+            return "STOPPED";
+        }
+        "VALID"
+    });
+    assert_eq!(cbor::map_get(&done, "passed"), Some(&Value::Bool(true)));
+    c.finish().unwrap();
+}
+
+#[test]
+fn unknown_commands_and_usage_errors_get_error_replies() {
+    let mut c = Client::connected();
+    let reply = c.call(0, map(vec![("command", text("frobnicate"))]));
+    assert!(cbor::map_get(&reply, "error").is_some());
+    // An even (server-side) stream id for run_test is refused.
+    let reply = c.call(
+        0,
+        map(vec![
+            ("command", text("run_test")),
+            ("stream_id", int(2)),
+            ("test_cases", int(1)),
+        ]),
+    );
+    assert!(format!("{reply:?}").contains("must be odd"), "{reply:?}");
+    // Missing test_cases.
+    let reply = c.call(
+        0,
+        map(vec![("command", text("run_test")), ("stream_id", int(9))]),
+    );
+    assert!(cbor::map_get(&reply, "error").is_some());
+    // A request on a stream nobody opened.
+    let reply = c.call(77, map(vec![("command", text("generate"))]));
+    assert!(format!("{reply:?}").contains("not registered"), "{reply:?}");
+    // Invalid CBOR on the control stream.
+    let id = c.request(0, vec![0xFF, 0x00]);
+    let p = c.read().unwrap();
+    assert_eq!(p.message_id, id);
+    assert!(cbor::map_get(&cbor::decode(&p.payload).unwrap(), "error").is_some());
+    // Unknown phases and health checks end the run with an error result.
+    c.start_run(
+        11,
+        vec![(
+            "phases",
+            Value::Array(vec![text("generate"), text("dance")]),
+        )],
+    );
+    let (event, v) = c.next_event();
+    assert_eq!(event, "test_done");
+    assert!(format!("{v:?}").contains("Unknown phase"));
+    c.start_run(
+        13,
+        vec![("suppress_health_check", Value::Array(vec![text("nope")]))],
+    );
+    let (_, v) = c.next_event();
+    assert!(format!("{v:?}").contains("Unknown health check"));
+    c.finish().unwrap();
+}
+
+#[test]
+fn a_bad_checksum_is_answered_and_the_connection_continues() {
+    let mut c = Client::connected();
+    let mut bytes =
+        Packet::request(0, 50, cbor::encode(&map(vec![("command", text("x"))]))).to_bytes();
+    bytes[4] ^= 0xFF;
+    c.writer.write_all(&bytes).unwrap();
+    let p = c.read().unwrap();
+    assert!(format!("{:?}", cbor::decode(&p.payload).unwrap()).contains("checksum"));
+    // Still alive.
+    let reply = c.call(0, map(vec![("command", text("frobnicate"))]));
+    assert!(cbor::map_get(&reply, "error").is_some());
+    c.finish().unwrap();
+}
+
+#[test]
+fn framing_errors_close_the_connection_cleanly() {
+    for damage in ["magic", "length", "truncated", "terminator"] {
+        let mut c = Client::connected();
+        let mut bytes = Packet::request(0, 9, vec![0xA0]).to_bytes();
+        match damage {
+            "magic" => bytes[0] = b'X',
+            "length" => bytes[16..20].copy_from_slice(&u32::MAX.to_be_bytes()),
+            "truncated" => bytes.truncate(12),
+            _ => *bytes.last_mut().unwrap() = 0,
+        }
+        c.writer.write_all(&bytes).unwrap();
+        if damage == "truncated" {
+            c.writer.shutdown(std::net::Shutdown::Write).unwrap();
+        }
+        assert!(
+            c.read().is_none(),
+            "{damage}: the server closes without replying"
+        );
+        let outcome = c.server.take().unwrap().join().unwrap();
+        assert!(
+            outcome.is_err(),
+            "{damage}: serve reports the framing error"
+        );
+    }
+}
+
+#[test]
+fn a_silent_client_times_out_and_a_vanished_one_ends_the_run() {
+    let mut c = Client::start(ServerConfig {
+        stream_timeout: Duration::from_millis(200),
+        ..ServerConfig::default()
+    });
+    c.handshake();
+    c.start_run(1, vec![]);
+    // Read the test_case event but never answer it: the run gives up.
+    let p = c.read().unwrap();
+    assert!(!p.is_reply);
+    std::thread::sleep(Duration::from_millis(400));
+    // The connection still serves other commands.
+    let reply = c.call(0, map(vec![("command", text("frobnicate"))]));
+    assert!(cbor::map_get(&reply, "error").is_some());
+    // Start another run, take one test case, then vanish mid test case.
+    c.start_run(3, vec![]);
+    let _ = c.read().unwrap();
+    c.finish().unwrap();
+}
+
+#[test]
+fn concurrent_runs_share_one_connection() {
+    let mut c = Client::connected();
+    c.start_run(1, vec![("test_cases", int(10))]);
+    c.start_run(3, vec![("test_cases", int(10))]);
+    // Both runs send test_case events concurrently; the client keeps packets
+    // that arrive while it awaits a reply and handles them in order.
+    let mut done = 0;
+    let mut pending_cases: Vec<u32> = Vec::new();
+    while done < 2 {
+        let p = c.read().expect("packet");
+        let v = cbor::decode(&p.payload).unwrap();
+        match cbor::map_get(&v, "event").and_then(cbor::as_text) {
+            Some("test_done") => {
+                c.reply(&p, Value::Bool(true));
+                done += 1;
+            }
+            Some("test_case") => {
+                c.reply(&p, Value::Null);
+                let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+                pending_cases.push(case);
+                let reply = generate(&mut c, case, map(vec![("type", text("boolean"))]));
+                assert!(matches!(result(&reply), Value::Bool(_)));
+                let reply = c.call(
+                    case,
+                    map(vec![
+                        ("command", text("mark_complete")),
+                        ("status", text("VALID")),
+                    ]),
+                );
+                assert_eq!(result(&reply), &Value::Null);
+                c.send(&Packet::stream_close(case));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    pending_cases.sort();
+    pending_cases.dedup();
+    assert!(pending_cases.len() >= 4, "both runs ran test cases");
+    c.finish().unwrap();
+}
