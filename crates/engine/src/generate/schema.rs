@@ -315,6 +315,17 @@ pub fn parse_charset(map: &Value) -> Result<CharSet, SchemaError> {
         include_characters: text_field(map, "include_characters")?,
         exclude_characters: text_field(map, "exclude_characters")?,
     };
+    if let (Some(include), Some(exclude)) = (&spec.include_characters, &spec.exclude_characters) {
+        let mut both: Vec<char> = include.chars().filter(|c| exclude.contains(*c)).collect();
+        both.sort_unstable();
+        both.dedup();
+        if !both.is_empty() {
+            let both: String = both.into_iter().collect();
+            return Err(SchemaError::new(format!(
+                "Characters {both:?} are present in both include_characters and exclude_characters"
+            )));
+        }
+    }
     if let Some(cats) = &spec.categories
         && cats.iter().any(|c| c == "Cs" || c == "C")
     {

@@ -1,0 +1,277 @@
+//! Generating one match path through the pattern tree, and checking it.
+//!
+//! Generation walks the tree making choices, so strings replay and shrink
+//! like any other value: classes are string choices (shrinking toward `0`,
+//! `A`, `a`), alternations integer choices (toward the first branch) and
+//! repetitions collections (shrinking by deleting repeats). Captures are
+//! recorded as the walk goes, so a backreference repeats the captured text
+//! and a conditional takes the branch its group decides; a backreference to
+//! a group that did not take part rejects the test case, as Python's match
+//! would fail.
+//!
+//! What cannot be decided while the string is still being built is recorded
+//! as a [`Check`] and verified once the whole string, padding included, is
+//! known: anchors, look-arounds (run by the [`Matcher`] against the final
+//! string, with the captures of the moment), and atomic groups (the matcher's
+//! first match of the body must be the one generated). A positive
+//! look-around may also be made likely by generating its body in place, as
+//! Hypothesis does; the string is then no longer one path of the pattern, so
+//! the whole pattern is matched against it instead.
+
+use super::ast::{Anchor, Node};
+use super::matcher::{Captures, Matcher};
+use crate::choice::{IntegerConstraints, SizeConstraints};
+use crate::data::{Collection, StopTest, TestData};
+
+/// Span label around one alternation: the branch index and the branch's text.
+const BRANCH_SPAN: u64 = 0x6765_6973_7410;
+
+/// Probability of generating a positive look-around's body in place.
+const HINT_PROBABILITY: f64 = 0.5;
+
+/// Something to verify once the whole string is known.
+pub(super) enum Check<'n> {
+    /// An anchor at a position of the generated text.
+    Anchor {
+        /// Position in the generated text.
+        at: usize,
+        /// The assertion.
+        anchor: Anchor,
+    },
+    /// A look-around node at a position, with the captures of that moment.
+    Look {
+        /// Position in the generated text.
+        at: usize,
+        /// The `Node::Look`.
+        node: &'n Node,
+        /// Captures when the look-around was reached.
+        captures: Captures,
+    },
+    /// An atomic group: the matcher's first match of `body` from `start`
+    /// must end at `end` with the captures generation recorded.
+    Atomic {
+        /// Where the group starts.
+        start: usize,
+        /// Where the generated group ends.
+        end: usize,
+        /// The group's body.
+        body: &'n Node,
+        /// Captures before the group.
+        before: Captures,
+        /// Captures after the group.
+        after: Captures,
+    },
+}
+
+/// A string being built.
+pub(super) struct Draft<'n> {
+    /// The generated text.
+    pub text: Vec<u32>,
+    /// Group spans in `text`.
+    pub captures: Captures,
+    /// What to verify at the end.
+    pub checks: Vec<Check<'n>>,
+    /// Whether a look-around body was generated in place (see the module doc).
+    pub hinted: bool,
+}
+
+impl<'n> Draft<'n> {
+    /// An empty draft for a pattern with `groups` groups.
+    pub(super) fn new(groups: usize) -> Draft<'n> {
+        Draft {
+            text: Vec::new(),
+            captures: vec![None; groups + 1],
+            checks: Vec::new(),
+            hinted: false,
+        }
+    }
+}
+
+/// Generates `node` onto the draft.
+pub(super) fn emit<'n>(
+    node: &'n Node,
+    data: &mut TestData,
+    draft: &mut Draft<'n>,
+) -> Result<(), StopTest> {
+    match node {
+        Node::Empty => {}
+        Node::Text(text) => draft.text.extend_from_slice(text),
+        Node::Class(class) => {
+            let c = data.draw_string(
+                class.generate.clone(),
+                SizeConstraints {
+                    min_size: 1,
+                    max_size: 1,
+                },
+            )?;
+            draft.text.extend(c);
+        }
+        Node::Anchor(anchor) => draft.checks.push(Check::Anchor {
+            at: draft.text.len(),
+            anchor: *anchor,
+        }),
+        Node::Group { index, body } => {
+            let start = draft.text.len();
+            emit(body, data, draft)?;
+            draft.captures[*index] = Some((start, draft.text.len()));
+        }
+        Node::Concat(items) => {
+            for item in items {
+                emit(item, data, draft)?;
+            }
+        }
+        Node::Alt { branches, viable } => match viable.as_slice() {
+            [] => return Err(data.reject()),
+            [only] => emit(&branches[*only], data, draft)?,
+            _ => {
+                data.start_span(BRANCH_SPAN);
+                let i =
+                    data.draw_integer(IntegerConstraints::bounded(0, viable.len() as i128 - 1))?;
+                emit(&branches[viable[i as usize]], data, draft)?;
+                data.stop_span(false);
+            }
+        },
+        Node::Repeat {
+            body,
+            min,
+            max,
+            body_viable,
+            ..
+        } => {
+            if !*body_viable {
+                if *min > 0 {
+                    return Err(data.reject());
+                }
+            } else if let Node::Class(class) = body.as_ref() {
+                // A run of one class (`[a-z]+`, `\d{3}`) is one string choice.
+                let run = data.draw_string(
+                    class.generate.clone(),
+                    SizeConstraints {
+                        min_size: *min,
+                        max_size: max.unwrap_or(usize::MAX),
+                    },
+                )?;
+                draft.text.extend(run);
+            } else if Some(*min) == *max {
+                for _ in 0..*min {
+                    emit(body, data, draft)?;
+                }
+            } else {
+                let mut repeats = Collection::new(*min, *max);
+                while repeats.more(data)? {
+                    emit(body, data, draft)?;
+                }
+            }
+        }
+        Node::Atomic(body) => {
+            let before = draft.captures.clone();
+            let start = draft.text.len();
+            emit(body, data, draft)?;
+            draft.checks.push(Check::Atomic {
+                start,
+                end: draft.text.len(),
+                body,
+                before,
+                after: draft.captures.clone(),
+            });
+        }
+        Node::Look {
+            negate,
+            body,
+            body_viable,
+            ..
+        } => {
+            draft.checks.push(Check::Look {
+                at: draft.text.len(),
+                node,
+                captures: draft.captures.clone(),
+            });
+            if !*negate && *body_viable && data.draw_boolean(HINT_PROBABILITY)? {
+                draft.hinted = true;
+                emit(body, data, draft)?;
+            }
+        }
+        Node::Backref { group, .. } => match draft.captures.get(*group).copied().flatten() {
+            Some((start, end)) => {
+                let copy = draft.text[start..end].to_vec();
+                draft.text.extend(copy);
+            }
+            None => return Err(data.reject()),
+        },
+        Node::Conditional {
+            group,
+            yes,
+            no,
+            yes_viable,
+            no_viable,
+        } => {
+            let taken = draft.captures.get(*group).copied().flatten().is_some();
+            let (branch, viable) = if taken {
+                (yes, yes_viable)
+            } else {
+                (no, no_viable)
+            };
+            if !*viable {
+                return Err(data.reject());
+            }
+            emit(branch, data, draft)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `left + draft.text + right` is a string Python's `re` accepts:
+/// a full match of `root` with `fullmatch`, else a match starting after
+/// `left`. Giving up (the matcher's budget) counts as no.
+pub(super) fn verify(
+    root: &Node,
+    draft: &Draft<'_>,
+    left: &[u32],
+    right: &[u32],
+    fullmatch: bool,
+) -> bool {
+    let mut text = Vec::with_capacity(left.len() + draft.text.len() + right.len());
+    text.extend_from_slice(left);
+    text.extend_from_slice(&draft.text);
+    text.extend_from_slice(right);
+    let offset = left.len();
+    let shift = |captures: &Captures| -> Captures {
+        captures
+            .iter()
+            .map(|c| c.map(|(a, b)| (a + offset, b + offset)))
+            .collect()
+    };
+    if draft.hinted {
+        let mut matcher = Matcher::new(&text, vec![None; draft.captures.len()]);
+        let len = text.len();
+        let found = if fullmatch {
+            matcher.matches(root, 0, &mut |end| end == len)
+        } else {
+            matcher.matches(root, offset, &mut |_| true)
+        };
+        return found && !matcher.exhausted;
+    }
+    draft.checks.iter().all(|check| match check {
+        Check::Anchor { at, anchor } => anchor.holds(&text, at + offset),
+        Check::Look { at, node, captures } => {
+            let mut matcher = Matcher::new(&text, shift(captures));
+            let holds = matcher.matches(node, at + offset, &mut |_| true);
+            holds && !matcher.exhausted
+        }
+        Check::Atomic {
+            start,
+            end,
+            body,
+            before,
+            after,
+        } => {
+            let mut matcher = Matcher::new(&text, shift(before));
+            let mut first = None;
+            matcher.matches(body, start + offset, &mut |e| {
+                first = Some(e);
+                true
+            });
+            !matcher.exhausted && first == Some(end + offset) && matcher.captures == shift(after)
+        }
+    })
+}
