@@ -1,0 +1,382 @@
+//! Collections: Vec, HashSet, BTreeSet, HashMap, BTreeMap and fixed-size arrays.
+//!
+//! Variable-size collections are sized by the engine's "one more?" choices,
+//! one per element, so shrinking deletes an element by deleting its span. A
+//! duplicate in a set (or a repeated map key) is rejected and another
+//! element drawn; after too many duplicates the collection stops.
+
+use super::{Generator, labels};
+use crate::test_case::{TestCase, usage_error};
+use geist_engine::data::Collection;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::Hash;
+use std::sync::OnceLock;
+
+/// Size bounds shared by the collection generators, with the engine's sizing
+/// precomputed (it solves for a continuation probability).
+#[derive(Clone, Debug)]
+struct Sizing {
+    min_size: usize,
+    max_size: Option<usize>,
+    template: OnceLock<Collection>,
+}
+
+impl Sizing {
+    fn new() -> Sizing {
+        Sizing {
+            min_size: 0,
+            max_size: None,
+            template: OnceLock::new(),
+        }
+    }
+
+    fn min(mut self, n: usize) -> Sizing {
+        self.min_size = n;
+        self.template = OnceLock::new();
+        self
+    }
+
+    fn max(mut self, n: usize) -> Sizing {
+        self.max_size = Some(n);
+        self.template = OnceLock::new();
+        self
+    }
+
+    fn start(&self, what: &str) -> Collection {
+        if let Some(max) = self.max_size
+            && max < self.min_size
+        {
+            usage_error(format!(
+                "{what}: max_size={max} < min_size={}",
+                self.min_size
+            ));
+        }
+        self.template
+            .get_or_init(|| Collection::new(self.min_size, self.max_size))
+            .clone()
+    }
+}
+
+macro_rules! size_methods {
+    () => {
+        /// Fewest elements.
+        pub fn min_size(mut self, n: usize) -> Self {
+            self.sizing = self.sizing.min(n);
+            self
+        }
+
+        /// Most elements.
+        pub fn max_size(mut self, n: usize) -> Self {
+            self.sizing = self.sizing.max(n);
+            self
+        }
+    };
+}
+
+/// How a unique collection compares elements.
+type Equality<T> = fn(&T, &T) -> bool;
+
+/// Vectors of values from an element generator.
+pub struct VecGenerator<G: Generator> {
+    elements: G,
+    sizing: Sizing,
+    unique: Option<Equality<G::Output>>,
+}
+
+impl<G: Generator + Clone> Clone for VecGenerator<G> {
+    fn clone(&self) -> Self {
+        VecGenerator {
+            elements: self.elements.clone(),
+            sizing: self.sizing.clone(),
+            unique: self.unique,
+        }
+    }
+}
+
+/// Vectors of elements from `elements` (by default of any length).
+pub fn vecs<G: Generator>(elements: G) -> VecGenerator<G> {
+    VecGenerator {
+        elements,
+        sizing: Sizing::new(),
+        unique: None,
+    }
+}
+
+impl<G: Generator> VecGenerator<G> {
+    size_methods!();
+
+    /// Whether the elements must be pairwise distinct.
+    pub fn unique(mut self, unique: bool) -> Self
+    where
+        G::Output: PartialEq,
+    {
+        self.unique = unique.then_some(<G::Output as PartialEq>::eq as fn(&_, &_) -> bool);
+        self
+    }
+}
+
+impl<G: Generator> Generator for VecGenerator<G> {
+    type Output = Vec<G::Output>;
+
+    fn generate(&self, tc: &mut TestCase) -> Vec<G::Output> {
+        let mut collection = self.sizing.start("vecs");
+        tc.start_span(labels::COLLECTION);
+        let mut out = Vec::new();
+        while tc.collection_more(&mut collection) {
+            let v = self.elements.generate(tc);
+            match self.unique {
+                Some(eq) if out.iter().any(|seen| eq(seen, &v)) => {
+                    tc.collection_reject(&mut collection)
+                }
+                _ => out.push(v),
+            }
+        }
+        tc.stop_span(false);
+        out
+    }
+}
+
+/// Hash sets of values from an element generator.
+#[derive(Clone)]
+pub struct HashSetGenerator<G> {
+    elements: G,
+    sizing: Sizing,
+}
+
+/// Hash sets of elements from `elements`.
+pub fn hashsets<G: Generator>(elements: G) -> HashSetGenerator<G>
+where
+    G::Output: Hash + Eq,
+{
+    HashSetGenerator {
+        elements,
+        sizing: Sizing::new(),
+    }
+}
+
+impl<G> HashSetGenerator<G> {
+    size_methods!();
+}
+
+impl<G: Generator> Generator for HashSetGenerator<G>
+where
+    G::Output: Hash + Eq,
+{
+    type Output = HashSet<G::Output>;
+
+    fn generate(&self, tc: &mut TestCase) -> HashSet<G::Output> {
+        let mut collection = self.sizing.start("hashsets");
+        tc.start_span(labels::COLLECTION);
+        let mut out = HashSet::new();
+        while tc.collection_more(&mut collection) {
+            if !out.insert(self.elements.generate(tc)) {
+                tc.collection_reject(&mut collection);
+            }
+        }
+        tc.stop_span(false);
+        out
+    }
+}
+
+/// Ordered sets of values from an element generator.
+#[derive(Clone)]
+pub struct BTreeSetGenerator<G> {
+    elements: G,
+    sizing: Sizing,
+}
+
+/// Ordered sets (`BTreeSet`) of elements from `elements`.
+pub fn btreesets<G: Generator>(elements: G) -> BTreeSetGenerator<G>
+where
+    G::Output: Ord,
+{
+    BTreeSetGenerator {
+        elements,
+        sizing: Sizing::new(),
+    }
+}
+
+impl<G> BTreeSetGenerator<G> {
+    size_methods!();
+}
+
+impl<G: Generator> Generator for BTreeSetGenerator<G>
+where
+    G::Output: Ord,
+{
+    type Output = BTreeSet<G::Output>;
+
+    fn generate(&self, tc: &mut TestCase) -> BTreeSet<G::Output> {
+        let mut collection = self.sizing.start("btreesets");
+        tc.start_span(labels::COLLECTION);
+        let mut out = BTreeSet::new();
+        while tc.collection_more(&mut collection) {
+            if !out.insert(self.elements.generate(tc)) {
+                tc.collection_reject(&mut collection);
+            }
+        }
+        tc.stop_span(false);
+        out
+    }
+}
+
+/// A map being filled with drawn entries.
+trait Entries<K, V> {
+    fn has_key(&self, k: &K) -> bool;
+    fn put(&mut self, k: K, v: V);
+}
+
+impl<K: Hash + Eq, V> Entries<K, V> for HashMap<K, V> {
+    fn has_key(&self, k: &K) -> bool {
+        self.contains_key(k)
+    }
+    fn put(&mut self, k: K, v: V) {
+        self.insert(k, v);
+    }
+}
+
+impl<K: Ord, V> Entries<K, V> for BTreeMap<K, V> {
+    fn has_key(&self, k: &K) -> bool {
+        self.contains_key(k)
+    }
+    fn put(&mut self, k: K, v: V) {
+        self.insert(k, v);
+    }
+}
+
+/// Draws entries into a map-like collection: each entry is a span; a repeated
+/// key discards its span (no value is drawn for it) and is rejected.
+fn draw_entries<K: Generator, V: Generator, M: Entries<K::Output, V::Output>>(
+    tc: &mut TestCase,
+    sizing: &Sizing,
+    what: &str,
+    keys: &K,
+    values: &V,
+    out: &mut M,
+) {
+    let mut collection = sizing.start(what);
+    tc.start_span(labels::COLLECTION);
+    while tc.collection_more(&mut collection) {
+        tc.start_span(labels::ENTRY);
+        let k = keys.generate(tc);
+        if out.has_key(&k) {
+            tc.stop_span(true);
+            tc.collection_reject(&mut collection);
+            continue;
+        }
+        let v = values.generate(tc);
+        tc.stop_span(false);
+        out.put(k, v);
+    }
+    tc.stop_span(false);
+}
+
+/// Hash maps from a key and a value generator.
+#[derive(Clone)]
+pub struct HashMapGenerator<K, V> {
+    keys: K,
+    values: V,
+    sizing: Sizing,
+}
+
+/// Hash maps with keys from `keys` and values from `values`.
+pub fn hashmaps<K: Generator, V: Generator>(keys: K, values: V) -> HashMapGenerator<K, V>
+where
+    K::Output: Hash + Eq,
+{
+    HashMapGenerator {
+        keys,
+        values,
+        sizing: Sizing::new(),
+    }
+}
+
+impl<K, V> HashMapGenerator<K, V> {
+    size_methods!();
+}
+
+impl<K: Generator, V: Generator> Generator for HashMapGenerator<K, V>
+where
+    K::Output: Hash + Eq,
+{
+    type Output = HashMap<K::Output, V::Output>;
+
+    fn generate(&self, tc: &mut TestCase) -> HashMap<K::Output, V::Output> {
+        let mut out = HashMap::new();
+        draw_entries(
+            tc,
+            &self.sizing,
+            "hashmaps",
+            &self.keys,
+            &self.values,
+            &mut out,
+        );
+        out
+    }
+}
+
+/// Ordered maps from a key and a value generator.
+#[derive(Clone)]
+pub struct BTreeMapGenerator<K, V> {
+    keys: K,
+    values: V,
+    sizing: Sizing,
+}
+
+/// Ordered maps (`BTreeMap`) with keys from `keys` and values from `values`.
+pub fn btreemaps<K: Generator, V: Generator>(keys: K, values: V) -> BTreeMapGenerator<K, V>
+where
+    K::Output: Ord,
+{
+    BTreeMapGenerator {
+        keys,
+        values,
+        sizing: Sizing::new(),
+    }
+}
+
+impl<K, V> BTreeMapGenerator<K, V> {
+    size_methods!();
+}
+
+impl<K: Generator, V: Generator> Generator for BTreeMapGenerator<K, V>
+where
+    K::Output: Ord,
+{
+    type Output = BTreeMap<K::Output, V::Output>;
+
+    fn generate(&self, tc: &mut TestCase) -> BTreeMap<K::Output, V::Output> {
+        let mut out = BTreeMap::new();
+        draw_entries(
+            tc,
+            &self.sizing,
+            "btreemaps",
+            &self.keys,
+            &self.values,
+            &mut out,
+        );
+        out
+    }
+}
+
+/// Fixed-size arrays.
+#[derive(Clone, Debug)]
+pub struct ArrayGenerator<G, const N: usize> {
+    elements: G,
+}
+
+/// Arrays `[T; N]` with every element from `elements`.
+pub fn arrays<G: Generator, const N: usize>(elements: G) -> ArrayGenerator<G, N> {
+    ArrayGenerator { elements }
+}
+
+impl<G: Generator, const N: usize> Generator for ArrayGenerator<G, N> {
+    type Output = [G::Output; N];
+
+    fn generate(&self, tc: &mut TestCase) -> [G::Output; N] {
+        tc.start_span(labels::TUPLE);
+        let out = std::array::from_fn(|_| self.elements.generate(tc));
+        tc.stop_span(false);
+        out
+    }
+}

@@ -1,0 +1,305 @@
+//! How a property runs: test case count, seed, database, health checks, verbosity.
+//!
+//! [`Settings::new`] starts from the environment (`GEIST_TEST_CASES`,
+//! `GEIST_SEED`, `GEIST_DATABASE`, `GEIST_VERBOSITY`, `GEIST_DERANDOMIZE`,
+//! `CI`), so a failure's reproduce line works without editing code; builder
+//! calls made in code then override those defaults.
+
+use geist_engine::HealthCheck;
+use std::path::PathBuf;
+
+/// The default example database directory, relative to the working directory
+/// (Cargo runs tests from the package root).
+pub const DEFAULT_DATABASE: &str = ".geist/examples";
+
+/// How much a run prints to stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// Nothing but the failure report (carried by the final panic).
+    Quiet,
+    /// The failure report, and health check messages.
+    Normal,
+    /// Also a summary line per run (test cases, rejections, shrink steps).
+    Verbose,
+    /// Also every test case's drawn values while searching.
+    Debug,
+}
+
+impl Verbosity {
+    fn parse(text: &str) -> Option<Verbosity> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "quiet" => Some(Verbosity::Quiet),
+            "normal" => Some(Verbosity::Normal),
+            "verbose" => Some(Verbosity::Verbose),
+            "debug" => Some(Verbosity::Debug),
+            _ => None,
+        }
+    }
+}
+
+/// Settings of one property run. Build with [`Settings::new`] and the builder methods.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub(crate) test_cases: u64,
+    pub(crate) seed: Option<u64>,
+    pub(crate) derandomize: bool,
+    pub(crate) database: Option<PathBuf>,
+    pub(crate) suppress_health_checks: Vec<HealthCheck>,
+    pub(crate) verbosity: Verbosity,
+    pub(crate) report_multiple_failures: bool,
+    pub(crate) max_shrink_calls: usize,
+    pub(crate) name: Option<String>,
+    /// Environment variables that could not be used, reported when the run starts.
+    pub(crate) environment_errors: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings::new()
+    }
+}
+
+/// The environment a [`Settings`] is read from (a map in tests, the process otherwise).
+pub(crate) trait Environment {
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+struct ProcessEnvironment;
+
+impl Environment for ProcessEnvironment {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
+impl Settings {
+    /// Defaults (100 test cases, a random seed, the database at
+    /// [`DEFAULT_DATABASE`] unless `CI` is set), overridden by the environment:
+    /// `GEIST_TEST_CASES=N`, `GEIST_SEED=N`, `GEIST_DATABASE=path` (or `none`),
+    /// `GEIST_VERBOSITY=quiet|normal|verbose|debug`, `GEIST_DERANDOMIZE=1`.
+    pub fn new() -> Settings {
+        Settings::from_environment(&ProcessEnvironment)
+    }
+
+    pub(crate) fn from_environment(env: &dyn Environment) -> Settings {
+        let mut settings = Settings {
+            test_cases: 100,
+            seed: None,
+            derandomize: false,
+            database: Some(PathBuf::from(DEFAULT_DATABASE)),
+            suppress_health_checks: Vec::new(),
+            verbosity: Verbosity::Normal,
+            report_multiple_failures: true,
+            max_shrink_calls: 5_000,
+            name: None,
+            environment_errors: Vec::new(),
+        };
+        if env.get("CI").is_some_and(|v| !v.is_empty()) {
+            settings.database = None;
+        }
+        if let Some(text) = env.get("GEIST_TEST_CASES") {
+            match text.trim().parse::<u64>() {
+                Ok(n) => settings.test_cases = n,
+                Err(_) => settings.environment_errors.push(format!(
+                    "GEIST_TEST_CASES={text:?} is not a non-negative integer"
+                )),
+            }
+        }
+        if let Some(text) = env.get("GEIST_SEED") {
+            match text.trim().parse::<u64>() {
+                Ok(n) => settings.seed = Some(n),
+                Err(_) => settings.environment_errors.push(format!(
+                    "GEIST_SEED={text:?} is not a non-negative 64-bit integer"
+                )),
+            }
+        }
+        if let Some(text) = env.get("GEIST_DATABASE") {
+            settings.database = match text.trim() {
+                "" | "none" | "off" => None,
+                path => Some(PathBuf::from(path)),
+            };
+        }
+        if let Some(text) = env.get("GEIST_VERBOSITY") {
+            match Verbosity::parse(&text) {
+                Some(v) => settings.verbosity = v,
+                None => settings.environment_errors.push(format!(
+                    "GEIST_VERBOSITY={text:?} is not one of quiet, normal, verbose, debug"
+                )),
+            }
+        }
+        if let Some(text) = env.get("GEIST_DERANDOMIZE") {
+            settings.derandomize = matches!(text.trim(), "1" | "true" | "yes");
+        }
+        settings
+    }
+
+    /// Number of valid test cases to run (default 100).
+    pub fn test_cases(mut self, n: u64) -> Settings {
+        self.test_cases = n;
+        self
+    }
+
+    /// The random seed; `None` picks one at random (or from the name when derandomized).
+    pub fn seed(mut self, seed: Option<u64>) -> Settings {
+        self.seed = seed;
+        self
+    }
+
+    /// Derive the seed from the property's name, so every run is the same.
+    pub fn derandomize(mut self, derandomize: bool) -> Settings {
+        self.derandomize = derandomize;
+        self
+    }
+
+    /// Where failing examples are saved and replayed from first on the next
+    /// run (keyed by the property's name); `None` for no database.
+    pub fn database(mut self, path: Option<impl Into<PathBuf>>) -> Settings {
+        self.database = path.map(Into::into);
+        self
+    }
+
+    /// Health checks not to fail on.
+    pub fn suppress_health_check(
+        mut self,
+        checks: impl IntoIterator<Item = HealthCheck>,
+    ) -> Settings {
+        self.suppress_health_checks.extend(checks);
+        self
+    }
+
+    /// How much to print.
+    pub fn verbosity(mut self, verbosity: Verbosity) -> Settings {
+        self.verbosity = verbosity;
+        self
+    }
+
+    /// Whether every distinct failure is reported (default), or only the first.
+    pub fn report_multiple_failures(mut self, report: bool) -> Settings {
+        self.report_multiple_failures = report;
+        self
+    }
+
+    /// Most test cases spent shrinking each failure (default 5,000).
+    pub fn max_shrink_calls(mut self, calls: usize) -> Settings {
+        self.max_shrink_calls = calls;
+        self
+    }
+
+    /// The property's name, shown in reports and used to derandomize and as
+    /// the database key (`#[geist::test]` sets it to the test's path).
+    pub fn name(mut self, name: impl Into<String>) -> Settings {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The number of valid test cases to run.
+    pub fn get_test_cases(&self) -> u64 {
+        self.test_cases
+    }
+
+    /// The seed given in code or by `GEIST_SEED`, if any.
+    pub fn get_seed(&self) -> Option<u64> {
+        self.seed
+    }
+
+    /// The example database directory, if any.
+    pub fn get_database(&self) -> Option<&std::path::Path> {
+        self.database.as_deref()
+    }
+
+    /// The seed this run uses: the given one, one derived from the name when
+    /// derandomized, or a fresh random one.
+    pub(crate) fn effective_seed(&self) -> u64 {
+        if let Some(seed) = self.seed {
+            return seed;
+        }
+        if self.derandomize {
+            // FNV-1a: stable across Rust versions, unlike the std hashers.
+            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+            for byte in self.name.as_deref().unwrap_or("").bytes() {
+                hash ^= u64::from(byte);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+            return hash;
+        }
+        random_seed()
+    }
+}
+
+/// A seed from the process' hash randomness and the clock.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    if let Ok(elapsed) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        hasher.write_u128(elapsed.as_nanos());
+    }
+    // Keep seeds short enough to type.
+    hasher.finish() % 1_000_000_000_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct MapEnvironment(HashMap<&'static str, &'static str>);
+
+    impl Environment for MapEnvironment {
+        fn get(&self, name: &str) -> Option<String> {
+            self.0.get(name).map(|v| v.to_string())
+        }
+    }
+
+    fn from(pairs: &[(&'static str, &'static str)]) -> Settings {
+        Settings::from_environment(&MapEnvironment(pairs.iter().copied().collect()))
+    }
+
+    #[test]
+    fn defaults_without_environment() {
+        let s = from(&[]);
+        assert_eq!(s.test_cases, 100);
+        assert_eq!(s.seed, None);
+        assert_eq!(
+            s.database.as_deref(),
+            Some(std::path::Path::new(DEFAULT_DATABASE))
+        );
+        assert!(s.environment_errors.is_empty());
+    }
+
+    #[test]
+    fn environment_sets_defaults_and_code_overrides() {
+        let s = from(&[
+            ("GEIST_TEST_CASES", "7"),
+            ("GEIST_SEED", "42"),
+            ("CI", "true"),
+        ]);
+        assert_eq!(s.test_cases, 7);
+        assert_eq!(s.seed, Some(42));
+        assert_eq!(s.database, None);
+        let s = s.test_cases(9).seed(Some(1));
+        assert_eq!((s.test_cases, s.seed), (9, Some(1)));
+    }
+
+    #[test]
+    fn ci_database_can_be_asked_for() {
+        let s = from(&[("CI", "1"), ("GEIST_DATABASE", "db")]);
+        assert_eq!(s.database.as_deref(), Some(std::path::Path::new("db")));
+    }
+
+    #[test]
+    fn bad_environment_values_are_named() {
+        let s = from(&[("GEIST_TEST_CASES", "many"), ("GEIST_VERBOSITY", "loud")]);
+        assert_eq!(s.environment_errors.len(), 2);
+        assert!(s.environment_errors[0].contains("GEIST_TEST_CASES=\"many\""));
+        assert!(s.environment_errors[1].contains("GEIST_VERBOSITY"));
+    }
+
+    #[test]
+    fn derandomized_seed_depends_on_name_only() {
+        let a = from(&[]).derandomize(true).name("x");
+        let b = from(&[]).derandomize(true).name("x");
+        let c = from(&[]).derandomize(true).name("y");
+        assert_eq!(a.effective_seed(), b.effective_seed());
+        assert_ne!(a.effective_seed(), c.effective_seed());
+    }
+}

@@ -1,0 +1,242 @@
+//! One test case as the property sees it: draw values, reject, note, target.
+//!
+//! A [`TestCase`] wraps the engine's record of the test case's choices. Every
+//! value is built from choices, so the engine can replay and shrink it. When a
+//! test case must stop early (it ran out of choices, or was rejected) the
+//! client unwinds with a private payload the runner recognises; that unwinding
+//! is never reported as a failure.
+
+use crate::generators::Generator;
+use geist_engine::charset::CharSet;
+use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
+use geist_engine::data::{Collection, DEFAULT_MAX_CHOICES};
+use geist_engine::generate::Schema;
+use geist_engine::{StopTest, TestData, Value};
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// The unwinding payload that stops a test case without failing it.
+pub(crate) struct StopSignal;
+
+/// The unwinding payload of a misuse of the API (an invalid generator): it
+/// ends the whole run with this message rather than being shrunk as a failure.
+pub(crate) struct UsageError(pub(crate) String);
+
+/// Stops the current test case (it is over or was rejected).
+#[cold]
+#[inline(never)]
+pub(crate) fn stop() -> ! {
+    std::panic::resume_unwind(Box::new(StopSignal))
+}
+
+/// Ends the run with a usage error.
+#[cold]
+#[inline(never)]
+pub(crate) fn usage_error(message: String) -> ! {
+    std::panic::resume_unwind(Box::new(UsageError(message)))
+}
+
+/// What the final replay of a failure records for the report.
+#[derive(Debug, Default)]
+pub(crate) struct Recording {
+    /// Drawn values and notes, in the order they happened.
+    pub(crate) lines: Vec<String>,
+}
+
+/// One test case: the handle a property uses to draw values.
+pub struct TestCase {
+    pub(crate) data: TestData,
+    recording: Option<Recording>,
+    /// How many `draw` calls are open (only outermost draws are reported).
+    depth: u32,
+    draws: u32,
+}
+
+impl TestCase {
+    pub(crate) fn new() -> TestCase {
+        TestCase {
+            data: TestData::replaying(Vec::new(), DEFAULT_MAX_CHOICES),
+            recording: None,
+            depth: 0,
+            draws: 0,
+        }
+    }
+
+    /// Prepares for the next test case, recording draws and notes if asked.
+    pub(crate) fn reset(&mut self, record: bool) {
+        self.recording = record.then(Recording::default);
+        self.depth = 0;
+        self.draws = 0;
+    }
+
+    pub(crate) fn take_recording(&mut self) -> Option<Recording> {
+        self.recording.take()
+    }
+
+    /// Draws a value from `generator`. In the final replay of a failure the
+    /// value is printed as `draw N = value`.
+    pub fn draw<G: Generator>(&mut self, generator: G) -> G::Output
+    where
+        G::Output: Debug,
+    {
+        self.draw_labelled(None, generator)
+    }
+
+    /// Draws a value, printed under `name` in a failure report.
+    pub fn draw_named<G: Generator>(&mut self, name: &str, generator: G) -> G::Output
+    where
+        G::Output: Debug,
+    {
+        self.draw_labelled(Some(name), generator)
+    }
+
+    /// Draws a value that is not printed (for types without `Debug`).
+    pub fn draw_silent<G: Generator>(&mut self, generator: G) -> G::Output {
+        self.depth += 1;
+        let value = generator.generate(self);
+        self.depth -= 1;
+        value
+    }
+
+    #[inline]
+    fn draw_labelled<G: Generator>(&mut self, name: Option<&str>, generator: G) -> G::Output
+    where
+        G::Output: Debug,
+    {
+        self.depth += 1;
+        let value = generator.generate(self);
+        self.depth -= 1;
+        if self.depth == 0 {
+            self.draws += 1;
+            if let Some(recording) = &mut self.recording {
+                let line = match name {
+                    Some(name) => format!("{name} = {value:?}"),
+                    None => format!("draw {} = {value:?}", self.draws),
+                };
+                recording.lines.push(line);
+            }
+        }
+        value
+    }
+
+    /// Rejects the test case unless `condition` holds (it then counts as
+    /// neither passing nor failing).
+    pub fn assume(&mut self, condition: bool) {
+        if !condition {
+            self.reject();
+        }
+    }
+
+    /// Rejects the test case.
+    pub fn reject(&mut self) -> ! {
+        let _ = self.data.reject();
+        stop()
+    }
+
+    /// Attaches a message shown only in the report of the final failing example.
+    pub fn note(&mut self, message: impl std::fmt::Display) {
+        if let Some(recording) = &mut self.recording {
+            recording.lines.push(message.to_string());
+        }
+    }
+
+    /// Reports a score to maximise: the engine steers generation toward test
+    /// cases with higher values under the same label.
+    pub fn target(&mut self, value: f64, label: &str) {
+        self.data
+            .target_observations
+            .push((label.to_string(), value));
+    }
+
+    /// Whether this is the replay of a failure being reported (draws and notes are recorded).
+    pub fn is_final(&self) -> bool {
+        self.recording.is_some()
+    }
+
+    // Primitive choices, for the generators.
+
+    #[inline]
+    fn check<T>(&mut self, result: Result<T, StopTest>) -> T {
+        match result {
+            Ok(v) => v,
+            Err(StopTest) => stop(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn choose_integer(&mut self, constraints: IntegerConstraints) -> i128 {
+        let r = self.data.draw_integer(constraints);
+        self.check(r)
+    }
+
+    #[inline]
+    pub(crate) fn choose_float(&mut self, constraints: FloatConstraints) -> f64 {
+        let r = self.data.draw_float(constraints);
+        self.check(r)
+    }
+
+    #[inline]
+    pub(crate) fn choose_boolean(&mut self, p: f64) -> bool {
+        let r = self.data.draw_boolean(p);
+        self.check(r)
+    }
+
+    #[inline]
+    pub(crate) fn choose_bytes(&mut self, size: SizeConstraints) -> Vec<u8> {
+        let r = self.data.draw_bytes(size);
+        self.check(r)
+    }
+
+    #[inline]
+    pub(crate) fn choose_string(
+        &mut self,
+        alphabet: Arc<CharSet>,
+        size: SizeConstraints,
+    ) -> Vec<u32> {
+        let r = self.data.draw_string(alphabet, size);
+        self.check(r)
+    }
+
+    /// A value of an engine schema (formats, regexes).
+    pub(crate) fn choose_schema(&mut self, schema: &Schema) -> Value {
+        let r = geist_engine::generate::generate(schema, &mut self.data);
+        self.check(r)
+    }
+
+    /// An index in `0..n` (n > 0), simplest first.
+    #[inline]
+    pub(crate) fn choose_index(&mut self, n: usize) -> usize {
+        self.choose_integer(IntegerConstraints::bounded(0, n as i128 - 1)) as usize
+    }
+
+    #[inline]
+    pub(crate) fn start_span(&mut self, label: u64) {
+        self.data.start_span(label);
+    }
+
+    #[inline]
+    pub(crate) fn stop_span(&mut self, discard: bool) {
+        self.data.stop_span(discard);
+    }
+
+    #[inline]
+    pub(crate) fn collection_more(&mut self, collection: &mut Collection) -> bool {
+        let r = collection.more(&mut self.data);
+        self.check(r)
+    }
+
+    #[inline]
+    pub(crate) fn collection_reject(&mut self, collection: &mut Collection) {
+        let r = collection.reject(&mut self.data);
+        self.check(r)
+    }
+}
+
+impl Debug for TestCase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestCase")
+            .field("choices", &self.data.nodes.len())
+            .field("final", &self.is_final())
+            .finish()
+    }
+}
