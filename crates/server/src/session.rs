@@ -37,6 +37,24 @@ pub struct RunRequest {
     pub report_multiple_failures: bool,
     /// The example database directory: `None` when disabled (`database: null`).
     pub database: Option<String>,
+    /// A failure to replay instead of a run (from an earlier `failure_blobs`).
+    pub failure_blob: Option<String>,
+}
+
+/// A failure's choices as a blob a client can store and send back.
+pub fn encode_blob(choices: &[geist_engine::choice::ChoiceValue]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .encode(geist_engine::database::encode_choices(choices))
+}
+
+/// The choices in a blob, or why it is not one.
+pub fn decode_blob(blob: &str) -> Result<Vec<geist_engine::choice::ChoiceValue>, String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(blob.trim())
+        .map_err(|e| format!("failure_blob is not base64: {e}"))?;
+    geist_engine::database::decode_choices(&bytes).map_err(|e| format!("failure_blob: {e}"))
 }
 
 /// Where the database lives when the client does not say (as hegel-core: `.hegel/examples`).
@@ -98,7 +116,17 @@ impl RunRequest {
                     .ok_or("database must be a path string or null")?,
             ),
         };
+        let failure_blob = match field(message, "failure_blob") {
+            None => None,
+            Some(Cbor::Bytes(b)) => Some(String::from_utf8_lossy(b).into_owned()),
+            Some(v) => Some(
+                cbor::as_text(v)
+                    .map(str::to_string)
+                    .ok_or("failure_blob must be a string")?,
+            ),
+        };
         Ok(RunRequest {
+            failure_blob,
             database,
             test_cases,
             seed,
@@ -502,6 +530,9 @@ fn run_test_inner(
         suppress_health_checks: suppress,
         ..RunSettings::default()
     };
+    if let Some(blob) = &request.failure_blob {
+        return replay_blob(connection, stream, blob, seed);
+    }
     let database = match (&request.database, &request.database_key) {
         (Some(path), Some(key)) => Some((DirectoryDatabase::new(path), key.clone())),
         _ => None,
@@ -568,12 +599,72 @@ fn run_test_inner(
         ),
         ("seed", Cbor::Text(seed.to_string())),
     ];
+    results.push((
+        "failure_blobs",
+        Cbor::Array(
+            result
+                .failures
+                .iter()
+                .map(|f| Cbor::Text(encode_blob(&f.choices)))
+                .collect(),
+        ),
+    ));
     if let Some(message) = &result.health_check_failure {
         results.push(("health_check_failure", Cbor::Text(message.clone())));
     }
     test_done(stream, results)?;
     for failure in &result.failures {
         let mut data = TestData::replaying(failure.choices.clone(), settings.max_choices);
+        execute_case(connection, stream, &mut data, true, &mut cache)?;
+    }
+    Ok(())
+}
+
+/// Replays one failure blob: a single test case, then (if it still fails) its final replay.
+fn replay_blob(
+    connection: &Arc<Connection>,
+    stream: &Stream,
+    blob: &str,
+    seed: u128,
+) -> Result<(), StreamError> {
+    let choices = match decode_blob(blob) {
+        Ok(c) => c,
+        Err(e) => return test_done(stream, error_results(e, seed)),
+    };
+    let max_choices = geist_engine::data::DEFAULT_MAX_CHOICES;
+    let mut cache = SchemaCache::new();
+    let mut data = TestData::replaying(choices.clone(), max_choices);
+    execute_case(connection, stream, &mut data, false, &mut cache)?;
+    let status = data.status.unwrap_or(Status::Valid);
+    let interesting = status == Status::Interesting;
+    let blobs = if interesting {
+        vec![Cbor::Text(blob.to_string())]
+    } else {
+        Vec::new()
+    };
+    test_done(
+        stream,
+        vec![
+            ("passed", Cbor::Bool(!interesting)),
+            ("test_cases", cbor::integer(1)),
+            (
+                "valid_test_cases",
+                cbor::integer(i128::from(status == Status::Valid)),
+            ),
+            (
+                "invalid_test_cases",
+                cbor::integer(i128::from(status == Status::Invalid)),
+            ),
+            (
+                "interesting_test_cases",
+                cbor::integer(i128::from(interesting)),
+            ),
+            ("seed", Cbor::Text(seed.to_string())),
+            ("failure_blobs", Cbor::Array(blobs)),
+        ],
+    )?;
+    if interesting {
+        let mut data = TestData::replaying(choices, max_choices);
         execute_case(connection, stream, &mut data, true, &mut cache)?;
     }
     Ok(())

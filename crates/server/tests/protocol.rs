@@ -273,6 +273,9 @@ fn a_failure_is_shrunk_then_replayed_as_final() {
     c.finish().unwrap();
 }
 
+/// Whether a generated value has the shape its schema promises.
+type ShapeCheck = fn(&Value) -> bool;
+
 #[test]
 fn every_schema_generates_the_documented_shape() {
     let mut c = Client::connected();
@@ -285,7 +288,7 @@ fn every_schema_generates_the_documented_shape() {
         fields.extend(extra);
         map(fields)
     };
-    let cases: Vec<(Value, fn(&Value) -> bool)> = vec![
+    let cases: Vec<(Value, ShapeCheck)> = vec![
         (schema("constant", vec![("value", int(7))]), |v| {
             cbor::as_i128(v) == Some(7)
         }),
@@ -531,7 +534,6 @@ fn spans_targets_collections_and_pools() {
     let mut c = Client::connected();
     c.start_run(7, vec![("test_cases", int(5))]);
     let mut first = true;
-    let mut first = true;
     let done = c.drive(|c, case, _| {
         let ok = |v: &Value| assert_eq!(result(v), &Value::Null, "{v:?}");
         ok(&c.call(
@@ -760,5 +762,69 @@ fn concurrent_runs_share_one_connection() {
     pending_cases.sort();
     pending_cases.dedup();
     assert!(pending_cases.len() >= 4, "both runs ran test cases");
+    c.finish().unwrap();
+}
+
+#[test]
+fn failure_blobs_replay_the_failure() {
+    let mut c = Client::connected();
+    c.start_run(1, vec![("test_cases", int(200))]);
+    let failing = |c: &mut Client, case: u32, _| {
+        let v = generate(c, case, map(vec![("type", text("integer"))]));
+        if cbor::as_i128(result(&v)).unwrap() >= 1000 {
+            "INTERESTING"
+        } else {
+            "VALID"
+        }
+    };
+    let done = c.drive(failing);
+    let Some(Value::Array(blobs)) = cbor::map_get(&done, "failure_blobs") else {
+        panic!("no failure_blobs in {done:?}")
+    };
+    assert_eq!(blobs.len(), 1);
+    let blob = blobs[0].clone();
+    // The final replay of the first run.
+    let (_, v) = c.next_event();
+    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    generate(&mut c, case, map(vec![("type", text("integer"))]));
+    c.call(
+        case,
+        map(vec![
+            ("command", text("mark_complete")),
+            ("status", text("INTERESTING")),
+            ("origin", text("o")),
+        ]),
+    );
+    // A second run given the blob replays exactly that failure once.
+    c.start_run(3, vec![("failure_blob", blob)]);
+    let mut seen = Vec::new();
+    let done = c.drive(|c, case, _| {
+        let v = generate(c, case, map(vec![("type", text("integer"))]));
+        let n = cbor::as_i128(result(&v)).unwrap();
+        seen.push(n);
+        if n >= 1000 { "INTERESTING" } else { "VALID" }
+    });
+    assert_eq!(seen, vec![1000]);
+    assert_eq!(cbor::map_get(&done, "passed"), Some(&Value::Bool(false)));
+    // Its final replay.
+    let (event, v) = c.next_event();
+    assert_eq!(event, "test_case");
+    assert_eq!(cbor::map_get(&v, "is_final"), Some(&Value::Bool(true)));
+    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    let v = generate(&mut c, case, map(vec![("type", text("integer"))]));
+    assert_eq!(cbor::as_i128(result(&v)), Some(1000));
+    c.call(
+        case,
+        map(vec![
+            ("command", text("mark_complete")),
+            ("status", text("INTERESTING")),
+            ("origin", text("o")),
+        ]),
+    );
+    // A corrupt blob is an error result, not a crash.
+    c.start_run(5, vec![("failure_blob", text("bm90IGEgYmxvYg=="))]);
+    let (event, v) = c.next_event();
+    assert_eq!(event, "test_done");
+    assert!(format!("{v:?}").contains("failure_blob"), "{v:?}");
     c.finish().unwrap();
 }

@@ -5,9 +5,12 @@ use super::Shrinker;
 use crate::choice::{ChoiceValue, Constraints, float_key};
 use std::cmp::Ordering;
 
+/// A shrink pass: improves the shrinker's best example in place.
+type ShrinkPass = fn(&mut Shrinker);
+
 /// One round of every pass, cheapest and most effective first.
 pub fn run_all(s: &mut Shrinker) {
-    let passes: [(&str, fn(&mut Shrinker)); 9] = [
+    let passes: [(&str, ShrinkPass); 9] = [
         ("delete_spans", delete_spans),
         ("delete_chunks", delete_chunks),
         ("simplify_spans", simplify_spans),
