@@ -103,11 +103,33 @@ enum Format {
 /// Runs `geist vectors`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
-        Command::Check { paths, format, verbose, jobs, schemas } => check(&paths, format, verbose, jobs, &schemas),
-        Command::Inspect { file, format, schemas } => inspect(&file, format, &schemas),
-        Command::Run { driver, paths, timeout, ignore_hints, format, schemas } => {
-            run_driver(&driver, &paths, Duration::from_secs(timeout), RunOptions { ignore_hints }, format, &schemas)
-        }
+        Command::Check {
+            paths,
+            format,
+            verbose,
+            jobs,
+            schemas,
+        } => check(&paths, format, verbose, jobs, &schemas),
+        Command::Inspect {
+            file,
+            format,
+            schemas,
+        } => inspect(&file, format, &schemas),
+        Command::Run {
+            driver,
+            paths,
+            timeout,
+            ignore_hints,
+            format,
+            schemas,
+        } => run_driver(
+            &driver,
+            &paths,
+            Duration::from_secs(timeout),
+            RunOptions { ignore_hints },
+            format,
+            &schemas,
+        ),
         Command::ReplayDriver { perturb } => {
             let stdin = std::io::stdin().lock();
             let stdout = std::io::stdout().lock();
@@ -120,7 +142,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn load_schemas(args: &SchemaArgs) -> anyhow::Result<SchemaSet> {
     let set = match (&args.schema, &args.later_schema) {
         (Some(seed), Some(later)) => SchemaSet::load(seed, Some(later))?,
-        _ => SchemaSet::from_shared_dir().context("loading the vector schemas (use --schema and --later-schema)")?,
+        _ => SchemaSet::from_shared_dir()
+            .context("loading the vector schemas (use --schema and --later-schema)")?,
     };
     for note in &set.notes {
         eprintln!("note: {note}");
@@ -128,11 +151,21 @@ fn load_schemas(args: &SchemaArgs) -> anyhow::Result<SchemaSet> {
     Ok(set)
 }
 
-fn check(paths: &[PathBuf], format: Format, verbose: bool, jobs: Option<usize>, schemas: &SchemaArgs) -> anyhow::Result<ExitCode> {
+fn check(
+    paths: &[PathBuf],
+    format: Format,
+    verbose: bool,
+    jobs: Option<usize>,
+    schemas: &SchemaArgs,
+) -> anyhow::Result<ExitCode> {
     let schemas = load_schemas(schemas)?;
     let files = vectors::collect_vector_files(paths)?;
     let started = Instant::now();
-    let reports = vectors::check_files(&files, &schemas, jobs.unwrap_or_else(vectors::check::default_workers));
+    let reports = vectors::check_files(
+        &files,
+        &schemas,
+        jobs.unwrap_or_else(vectors::check::default_workers),
+    );
     let elapsed = started.elapsed();
     let summary = CheckSummary::of(&reports);
     match format {
@@ -161,7 +194,11 @@ fn check(paths: &[PathBuf], format: Format, verbose: bool, jobs: Option<usize>, 
             eprintln!("{summary}");
         }
     }
-    Ok(if summary.failed == 0 && !reports.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if summary.failed == 0 && !reports.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn inspect(file: &Path, format: Format, schemas: &SchemaArgs) -> anyhow::Result<ExitCode> {
@@ -171,7 +208,11 @@ fn inspect(file: &Path, format: Format, schemas: &SchemaArgs) -> anyhow::Result<
         Format::Text => print!("{}", vectors::inspect::render(&checked)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&checked.report)?),
     }
-    Ok(if checked.report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if checked.report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn run_driver(
@@ -212,5 +253,9 @@ fn run_driver(
             eprintln!("{closing}");
         }
     }
-    Ok(if failed == 0 && passed > 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failed == 0 && passed > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -26,10 +26,18 @@ fn main() {
     let files = collect_vector_files(&[dir]).unwrap_or_else(|error| panic!("{error}"));
     let documents: Vec<(String, Vec<u8>)> = files
         .iter()
-        .map(|f| (f.display().to_string(), std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()))))
+        .map(|f| {
+            (
+                f.display().to_string(),
+                std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display())),
+            )
+        })
         .collect();
     let json_bytes: usize = documents.iter().map(|(_, d)| d.len()).sum();
-    let car_bytes: usize = documents.iter().map(|(n, d)| check_document(n, d, &schemas).report.stats.car_bytes).sum();
+    let car_bytes: usize = documents
+        .iter()
+        .map(|(n, d)| check_document(n, d, &schemas).report.stats.car_bytes)
+        .sum();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
 
     let time = |workers: usize| -> Duration {
@@ -42,9 +50,15 @@ fn main() {
                         scope.spawn(|| {
                             loop {
                                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                let Some((name, text)) = documents.get(i) else { break };
+                                let Some((name, text)) = documents.get(i) else {
+                                    break;
+                                };
                                 let checked = check_document(name, text, &schemas);
-                                assert!(checked.report.passed(), "{name}: {:?}", checked.report.failures);
+                                assert!(
+                                    checked.report.passed(),
+                                    "{name}: {:?}",
+                                    checked.report.failures
+                                );
                             }
                         });
                     }
@@ -55,7 +69,9 @@ fn main() {
         median(runs)
     };
 
-    println!("| threads | vectors | JSON MB | CAR MB | median time | vectors/s | JSON MB/s | CAR MB/s | 1,200 vectors / 100 MB JSON, extrapolated |");
+    println!(
+        "| threads | vectors | JSON MB | CAR MB | median time | vectors/s | JSON MB/s | CAR MB/s | 1,200 vectors / 100 MB JSON, extrapolated |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     for workers in [1, cores] {
         let elapsed = time(workers).as_secs_f64();

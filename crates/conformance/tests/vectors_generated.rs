@@ -17,16 +17,29 @@ fn generated_seed_vectors_validate_check_and_round_trip() {
         let value = draw_seed_vector(&mut SplitMix(seed));
         classes.insert(value["class"].as_str().unwrap_or_default().to_string());
         let violations = schemas.seed.violations(&value);
-        assert!(violations.is_empty(), "seed {seed}: {violations:?}\n{value:#}");
+        assert!(
+            violations.is_empty(),
+            "seed {seed}: {violations:?}\n{value:#}"
+        );
         assert_eq!(detect_format(&value), FormatVersion::Seed);
         let text = serde_json::to_vec(&value).unwrap();
         let checked = check_document(&format!("generated-{seed}"), &text, &schemas);
-        assert!(checked.report.passed(), "seed {seed}: {:?}", checked.report.failures);
+        assert!(
+            checked.report.passed(),
+            "seed {seed}: {:?}",
+            checked.report.failures
+        );
         let vector = checked.vector.unwrap();
         let written = vector.to_json();
         let reread: serde_json::Value = serde_json::from_str(&written).unwrap();
-        assert_eq!(reread, value, "seed {seed}: writing back changed the document");
-        assert_eq!(TestVector::from_json(written.as_bytes(), FormatVersion::Seed).unwrap(), vector);
+        assert_eq!(
+            reread, value,
+            "seed {seed}: writing back changed the document"
+        );
+        assert_eq!(
+            TestVector::from_json(written.as_bytes(), FormatVersion::Seed).unwrap(),
+            vector
+        );
     }
     assert_eq!(classes.len(), 4, "all classes drawn: {classes:?}");
 }
@@ -35,10 +48,12 @@ fn generated_seed_vectors_validate_check_and_round_trip() {
 fn generated_messages_round_trip_through_their_bytes() {
     for seed in 0..500u64 {
         let message = draw_message(&mut SplitMix(seed));
-        let decoded = geist_conformance::vectors::message::Message::decode(&message.encode()).unwrap();
+        let decoded =
+            geist_conformance::vectors::message::Message::decode(&message.encode()).unwrap();
         assert_eq!(decoded, message, "seed {seed}");
         assert_eq!(
-            geist_conformance::vectors::address::Address::from_bytes(&message.to.to_bytes()).unwrap(),
+            geist_conformance::vectors::address::Address::from_bytes(&message.to.to_bytes())
+                .unwrap(),
             message.to
         );
     }

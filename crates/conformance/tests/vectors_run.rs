@@ -4,7 +4,9 @@
 
 mod vectors_support;
 
-use geist_conformance::vectors::driver::{self, Driver, ProcessDriver, RunOptions, RunOutcome, RunStatus};
+use geist_conformance::vectors::driver::{
+    self, Driver, ProcessDriver, RunOptions, RunOutcome, RunStatus,
+};
 use geist_conformance::vectors::replay::{Perturbation, ReplayDriver};
 use geist_conformance::vectors::{check_file, collect_vector_files};
 use std::time::Duration;
@@ -15,14 +17,24 @@ fn run_all(driver: &mut dyn Driver, options: RunOptions) -> Vec<RunOutcome> {
     let mut next = 1;
     let mut outcomes = Vec::new();
     for file in collect_vector_files(&[corpus()]).unwrap() {
-        outcomes.extend(driver::run_vector(&check_file(&file, &schemas), driver, options, &mut next));
+        outcomes.extend(driver::run_vector(
+            &check_file(&file, &schemas),
+            driver,
+            options,
+            &mut next,
+        ));
     }
     outcomes
 }
 
 fn run_one(relative: &str, driver: &mut dyn Driver) -> Vec<RunOutcome> {
     let mut next = 1;
-    driver::run_vector(&check_file(&sample(relative), &schemas()), driver, RunOptions::default(), &mut next)
+    driver::run_vector(
+        &check_file(&sample(relative), &schemas()),
+        driver,
+        RunOptions::default(),
+        &mut next,
+    )
 }
 
 fn differences(outcome: &RunOutcome) -> Vec<String> {
@@ -34,47 +46,99 @@ fn differences(outcome: &RunOutcome) -> Vec<String> {
 
 #[test]
 fn replaying_expectations_passes_every_runnable_variant() {
-    let outcomes = run_all(&mut ReplayDriver { perturbation: None }, RunOptions { ignore_hints: true });
+    let outcomes = run_all(
+        &mut ReplayDriver { perturbation: None },
+        RunOptions { ignore_hints: true },
+    );
     let (passed, failed, skipped) = driver::tally(&outcomes);
-    assert_eq!(failed, 0, "{:?}", outcomes.iter().filter(|o| !matches!(o.status, RunStatus::Passed)).collect::<Vec<_>>());
+    assert_eq!(
+        failed,
+        0,
+        "{:?}",
+        outcomes
+            .iter()
+            .filter(|o| !matches!(o.status, RunStatus::Passed))
+            .collect::<Vec<_>>()
+    );
     assert_eq!(skipped, 1, "only the seed sample (mock CAR) is skipped");
     assert!(passed > 100, "one run per variant: {passed}");
 }
 
 #[test]
 fn negated_vectors_fail_when_the_driver_agrees_with_them() {
-    let outcomes = run_all(&mut ReplayDriver { perturbation: None }, RunOptions::default());
-    let failed: Vec<&RunOutcome> = outcomes.iter().filter(|o| matches!(o.status, RunStatus::Failed { .. })).collect();
+    let outcomes = run_all(
+        &mut ReplayDriver { perturbation: None },
+        RunOptions::default(),
+    );
+    let failed: Vec<&RunOutcome> = outcomes
+        .iter()
+        .filter(|o| matches!(o.status, RunStatus::Failed { .. }))
+        .collect();
     assert!(!failed.is_empty());
     for outcome in failed {
-        assert!(outcome.path.contains("/x--"), "only the corpus' negated (x--) vectors fail: {outcome}");
-        assert!(differences(outcome)[0].starts_with("negated vector"), "{outcome}");
+        assert!(
+            outcome.path.contains("/x--"),
+            "only the corpus' negated (x--) vectors fail: {outcome}"
+        );
+        assert!(
+            differences(outcome)[0].starts_with("negated vector"),
+            "{outcome}"
+        );
     }
 }
 
 #[test]
 fn every_perturbation_shows_as_a_precise_difference() {
     let cases = [
-        (Perturbation::GasUsed, "receipt 0 gas_used: expected 335268, got 335269 (+1)"),
-        (Perturbation::ExitCode, "receipt 0 exit_code: expected 0, got 1"),
-        (Perturbation::Return, "receipt 0 return: expected 0x, got 0xff"),
+        (
+            Perturbation::GasUsed,
+            "receipt 0 gas_used: expected 335268, got 335269 (+1)",
+        ),
+        (
+            Perturbation::ExitCode,
+            "receipt 0 exit_code: expected 0, got 1",
+        ),
+        (
+            Perturbation::Return,
+            "receipt 0 return: expected 0x, got 0xff",
+        ),
         (Perturbation::DropReceipt, "receipts: expected 1, got 0"),
     ];
     for (perturbation, expected) in cases {
-        let outcomes = run_one(TRANSFER, &mut ReplayDriver { perturbation: Some(perturbation) });
+        let outcomes = run_one(
+            TRANSFER,
+            &mut ReplayDriver {
+                perturbation: Some(perturbation),
+            },
+        );
         assert_eq!(outcomes.len(), 3, "one run per variant");
         for outcome in &outcomes {
-            assert_eq!(differences(outcome), vec![expected.to_string()], "{perturbation:?}");
+            assert_eq!(
+                differences(outcome),
+                vec![expected.to_string()],
+                "{perturbation:?}"
+            );
         }
     }
-    let outcomes = run_one(TRANSFER, &mut ReplayDriver { perturbation: Some(Perturbation::StateRoot) });
+    let outcomes = run_one(
+        TRANSFER,
+        &mut ReplayDriver {
+            perturbation: Some(Perturbation::StateRoot),
+        },
+    );
     let lines = differences(&outcomes[0]);
-    assert!(lines[0].starts_with("post-state root: expected bafy"), "{lines:?}");
+    assert!(
+        lines[0].starts_with("post-state root: expected bafy"),
+        "{lines:?}"
+    );
 }
 
 #[test]
 fn one_run_per_variant_at_the_variant_epoch() {
-    let checked = check_file(&sample("test-vectors/transfer/basic--fail-balance-under-gaslimit--genesis.json"), &schemas());
+    let checked = check_file(
+        &sample("test-vectors/transfer/basic--fail-balance-under-gaslimit--genesis.json"),
+        &schemas(),
+    );
     let requests = driver::requests_for(&checked, 7).unwrap();
     let vector = checked.vector.as_ref().unwrap();
     assert_eq!(requests.len(), vector.preconditions.variants.len());
@@ -109,22 +173,42 @@ fn single_status(driver: &mut ProcessDriver) -> RunStatus {
 
 #[test]
 fn a_driver_program_that_declines_is_a_skip() {
-    let mut driver = shell_driver(r#"while read line; do echo '{"skip": "no VM here"}'; done"#, 10_000);
-    assert_eq!(single_status(&mut driver), RunStatus::Skipped { reason: "driver: no VM here".into() });
+    let mut driver = shell_driver(
+        r#"while read line; do echo '{"skip": "no VM here"}'; done"#,
+        10_000,
+    );
+    assert_eq!(
+        single_status(&mut driver),
+        RunStatus::Skipped {
+            reason: "driver: no VM here".into()
+        }
+    );
 }
 
 #[test]
 fn a_driver_program_answering_nonsense_or_exiting_is_an_error() {
     let mut driver = shell_driver("while read line; do echo nonsense; done", 10_000);
-    let RunStatus::Error { reason } = single_status(&mut driver) else { panic!("expected an error") };
+    let RunStatus::Error { reason } = single_status(&mut driver) else {
+        panic!("expected an error")
+    };
     assert!(reason.contains("not a response"), "{reason}");
 
     let mut driver = shell_driver("exit 0", 10_000);
-    let RunStatus::Error { reason } = single_status(&mut driver) else { panic!("expected an error") };
-    assert!(reason.contains("exited before answering") || reason.contains("stopped reading"), "{reason}");
+    let RunStatus::Error { reason } = single_status(&mut driver) else {
+        panic!("expected an error")
+    };
+    assert!(
+        reason.contains("exited before answering") || reason.contains("stopped reading"),
+        "{reason}"
+    );
 
-    let mut driver = shell_driver(r#"while read line; do echo '{"request": 99, "receipts": []}'; done"#, 10_000);
-    let RunStatus::Error { reason } = single_status(&mut driver) else { panic!("expected an error") };
+    let mut driver = shell_driver(
+        r#"while read line; do echo '{"request": 99, "receipts": []}'; done"#,
+        10_000,
+    );
+    let RunStatus::Error { reason } = single_status(&mut driver) else {
+        panic!("expected an error")
+    };
     assert!(reason.contains("answered request 99"), "{reason}");
 }
 
@@ -132,8 +216,13 @@ fn a_driver_program_answering_nonsense_or_exiting_is_an_error() {
 fn a_hung_driver_program_times_out() {
     let started = std::time::Instant::now();
     let mut driver = shell_driver("sleep 30", 300);
-    let RunStatus::Error { reason } = single_status(&mut driver) else { panic!("expected an error") };
+    let RunStatus::Error { reason } = single_status(&mut driver) else {
+        panic!("expected an error")
+    };
     assert!(reason.contains("did not answer"), "{reason}");
     drop(driver);
-    assert!(started.elapsed() < Duration::from_secs(10), "the runner must not wait for the hung driver");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the runner must not wait for the hung driver"
+    );
 }

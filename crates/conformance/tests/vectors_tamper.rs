@@ -36,25 +36,45 @@ fn a_missing_state_root_block_is_reported() {
     let schemas = schemas();
     let dir = tempfile::tempdir().unwrap();
     let mut vector = read_json(&sample(TRANSFER));
-    let post_root = vector["postconditions"]["state_tree"]["root_cid"]["/"].as_str().unwrap().to_string();
+    let post_root = vector["postconditions"]["state_tree"]["root_cid"]["/"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let mut archive = car_of(&vector);
     let before = archive.blocks.len();
     archive.blocks.retain(|b| b.cid.to_string() != post_root);
-    assert_eq!(archive.blocks.len(), before - 1, "the post-state root is a block of the CAR");
+    assert_eq!(
+        archive.blocks.len(),
+        before - 1,
+        "the post-state root is a block of the CAR"
+    );
     set_car(&mut vector, &archive);
     let report = check_value(dir.path(), "no-root.json", &vector, &schemas).report;
     assert!(
-        report.failures.iter().any(|f| f.at == "/postconditions/state_tree/root_cid"
-            && f.message == format!("post-state root {post_root} is not in the CAR")),
+        report
+            .failures
+            .iter()
+            .any(|f| f.at == "/postconditions/state_tree/root_cid"
+                && f.message == format!("post-state root {post_root} is not in the CAR")),
         "{:?}",
         report.failures
     );
 
     // A vector that names no pre-state root at all fails too.
     let mut vector = read_json(&sample(TRANSFER));
-    vector["preconditions"].as_object_mut().unwrap().remove("state_tree");
+    vector["preconditions"]
+        .as_object_mut()
+        .unwrap()
+        .remove("state_tree");
     let report = check_value(dir.path(), "no-pre-root.json", &vector, &schemas).report;
-    assert!(report.failures.iter().any(|f| f.message.starts_with("no pre-state root")), "{:?}", report.failures);
+    assert!(
+        report
+            .failures
+            .iter()
+            .any(|f| f.message.starts_with("no pre-state root")),
+        "{:?}",
+        report.failures
+    );
 }
 
 #[test]
@@ -63,12 +83,20 @@ fn a_damaged_gzip_stream_fails() {
     let dir = tempfile::tempdir().unwrap();
     let mut vector = read_json(&sample(TRANSFER));
     let mut gzipped =
-        geist_conformance::vectors::payload::decode_base64(vector["car"].as_str().unwrap(), "/car").unwrap();
+        geist_conformance::vectors::payload::decode_base64(vector["car"].as_str().unwrap(), "/car")
+            .unwrap();
     let end = gzipped.len() - 3;
     gzipped[end] ^= 0xff; // inside the CRC/length trailer
     vector["car"] = Value::String(geist_conformance::vectors::payload::encode_base64(&gzipped));
     let report = check_value(dir.path(), "gzip.json", &vector, &schemas).report;
-    assert!(report.failures.iter().any(|f| f.at == "/car" && f.message.starts_with("gzip stream is corrupt")), "{:?}", report.failures);
+    assert!(
+        report
+            .failures
+            .iter()
+            .any(|f| f.at == "/car" && f.message.starts_with("gzip stream is corrupt")),
+        "{:?}",
+        report.failures
+    );
 }
 
 #[test]
@@ -79,14 +107,23 @@ fn schema_violations_and_bad_fields_name_their_json_path() {
     vector["postconditions"]["receipts"][0]["exit_code"] = Value::String("zero".into());
     vector["apply_messages"][0]["bytes"] = Value::String("not base64!".into());
     let report = check_value(dir.path(), "fields.json", &vector, &schemas).report;
-    assert!(report.failures.iter().any(|f| f.at == "/postconditions/receipts/0/exit_code"), "{:?}", report.failures);
+    assert!(
+        report
+            .failures
+            .iter()
+            .any(|f| f.at == "/postconditions/receipts/0/exit_code"),
+        "{:?}",
+        report.failures
+    );
     assert!(!report.passed());
 
     let mut vector = read_json(&sample(TRANSFER));
     vector["apply_messages"][0]["bytes"] = Value::String("not base64!".into());
     let report = check_value(dir.path(), "bytes.json", &vector, &schemas).report;
     assert!(
-        report.failures.iter().any(|f| f.to_string().starts_with("/apply_messages/0/bytes: invalid base64")),
+        report.failures.iter().any(|f| f
+            .to_string()
+            .starts_with("/apply_messages/0/bytes: invalid base64")),
         "{:?}",
         report.failures
     );
@@ -96,11 +133,20 @@ fn schema_violations_and_bad_fields_name_their_json_path() {
 fn a_receipt_count_that_differs_from_the_message_count_fails() {
     let schemas = schemas();
     let dir = tempfile::tempdir().unwrap();
-    let mut vector = read_json(&sample("test-vectors/multisig/basic--ok-add-signer--actorsv2.json"));
-    vector["postconditions"]["receipts"].as_array_mut().unwrap().pop();
+    let mut vector = read_json(&sample(
+        "test-vectors/multisig/basic--ok-add-signer--actorsv2.json",
+    ));
+    vector["postconditions"]["receipts"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
     let report = check_value(dir.path(), "receipts.json", &vector, &schemas).report;
     assert!(
-        report.failures.iter().any(|f| f.at == "/postconditions/receipts" && f.message.starts_with("2 receipts for 3 messages")),
+        report
+            .failures
+            .iter()
+            .any(|f| f.at == "/postconditions/receipts"
+                && f.message.starts_with("2 receipts for 3 messages")),
         "{:?}",
         report.failures
     );
@@ -115,8 +161,16 @@ fn seed_format_errors_name_their_path_and_the_mock_stays_a_note() {
     vector["class"] = Value::String("message".into());
     let report = check_value(dir.path(), "seed.json", &vector, &schemas).report;
     let text: Vec<String> = report.failures.iter().map(ToString::to_string).collect();
-    assert!(text.iter().any(|t| t.starts_with("/class: schema test-vector-schema.json")), "{text:?}");
-    assert!(text.iter().any(|t| t.starts_with("/apply_messages/0: invalid hex")), "{text:?}");
+    assert!(
+        text.iter()
+            .any(|t| t.starts_with("/class: schema test-vector-schema.json")),
+        "{text:?}"
+    );
+    assert!(
+        text.iter()
+            .any(|t| t.starts_with("/apply_messages/0: invalid hex")),
+        "{text:?}"
+    );
 }
 
 #[test]
@@ -125,7 +179,11 @@ fn base_fees_beyond_64_bits_are_kept_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(sample(TRANSFER)).unwrap();
     let huge = "312345678901234567890123456789012345";
-    let patched = text.replacen("\"preconditions\": {", &format!("\"preconditions\": {{\n    \"basefee\": {huge},"), 1);
+    let patched = text.replacen(
+        "\"preconditions\": {",
+        &format!("\"preconditions\": {{\n    \"basefee\": {huge},"),
+        1,
+    );
     assert_ne!(patched, text);
     let path = dir.path().join("basefee.json");
     std::fs::write(&path, patched).unwrap();
@@ -142,7 +200,15 @@ fn non_json_and_unreadable_files_fail_without_panicking() {
     let path = dir.path().join("broken.json");
     std::fs::write(&path, b"{\"class\": \"message\", ").unwrap();
     let report = check_file(&path, &schemas).report;
-    assert!(report.failures[0].message.starts_with("not JSON"), "{:?}", report.failures);
+    assert!(
+        report.failures[0].message.starts_with("not JSON"),
+        "{:?}",
+        report.failures
+    );
     let report = check_file(&dir.path().join("absent.json"), &schemas).report;
-    assert!(report.failures[0].message.starts_with("cannot read"), "{:?}", report.failures);
+    assert!(
+        report.failures[0].message.starts_with("cannot read"),
+        "{:?}",
+        report.failures
+    );
 }

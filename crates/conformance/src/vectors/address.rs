@@ -85,20 +85,28 @@ impl Address {
             }
             1 | 2 => {
                 let hash: [u8; HASH_PAYLOAD_LEN] =
-                    payload.try_into().map_err(|_| AddressError::PayloadLength {
-                        protocol,
-                        found: payload.len(),
-                        expected: HASH_PAYLOAD_LEN.to_string(),
-                    })?;
-                Ok(if protocol == 1 { Address::Secp256k1(hash) } else { Address::Actor(hash) })
+                    payload
+                        .try_into()
+                        .map_err(|_| AddressError::PayloadLength {
+                            protocol,
+                            found: payload.len(),
+                            expected: HASH_PAYLOAD_LEN.to_string(),
+                        })?;
+                Ok(if protocol == 1 {
+                    Address::Secp256k1(hash)
+                } else {
+                    Address::Actor(hash)
+                })
             }
             3 => {
                 let key: [u8; BLS_PAYLOAD_LEN] =
-                    payload.try_into().map_err(|_| AddressError::PayloadLength {
-                        protocol,
-                        found: payload.len(),
-                        expected: BLS_PAYLOAD_LEN.to_string(),
-                    })?;
+                    payload
+                        .try_into()
+                        .map_err(|_| AddressError::PayloadLength {
+                            protocol,
+                            found: payload.len(),
+                            expected: BLS_PAYLOAD_LEN.to_string(),
+                        })?;
                 Ok(Address::Bls(Box::new(key)))
             }
             4 => {
@@ -110,7 +118,10 @@ impl Address {
                         expected: format!("at most {MAX_SUBADDRESS_LEN} sub-address bytes"),
                     });
                 }
-                Ok(Address::Delegated { namespace, subaddress: subaddress.to_vec() })
+                Ok(Address::Delegated {
+                    namespace,
+                    subaddress: subaddress.to_vec(),
+                })
             }
             other => Err(AddressError::UnknownProtocol(other)),
         }
@@ -134,7 +145,10 @@ impl Address {
             Address::Id(id) => write_varint(*id, &mut out),
             Address::Secp256k1(hash) | Address::Actor(hash) => out.extend_from_slice(hash),
             Address::Bls(key) => out.extend_from_slice(&key[..]),
-            Address::Delegated { namespace, subaddress } => {
+            Address::Delegated {
+                namespace,
+                subaddress,
+            } => {
                 write_varint(*namespace, &mut out);
                 out.extend_from_slice(subaddress);
             }
@@ -144,7 +158,9 @@ impl Address {
 
     /// The 4-byte checksum of the text form: blake2b with a 4-byte digest over the byte form.
     pub fn checksum(&self) -> [u8; CHECKSUM_LEN] {
-        let digest = blake2b_simd::Params::new().hash_length(CHECKSUM_LEN).hash(&self.to_bytes());
+        let digest = blake2b_simd::Params::new()
+            .hash_length(CHECKSUM_LEN)
+            .hash(&self.to_bytes());
         let mut out = [0u8; CHECKSUM_LEN];
         out.copy_from_slice(digest.as_bytes());
         out
@@ -157,14 +173,19 @@ impl fmt::Display for Address {
         let with_checksum = |payload: &[u8]| {
             let mut bytes = payload.to_vec();
             bytes.extend_from_slice(&self.checksum());
-            data_encoding::BASE32_NOPAD.encode(&bytes).to_ascii_lowercase()
+            data_encoding::BASE32_NOPAD
+                .encode(&bytes)
+                .to_ascii_lowercase()
         };
         match self {
             Address::Id(id) => write!(f, "f0{id}"),
             Address::Secp256k1(hash) => write!(f, "f1{}", with_checksum(hash)),
             Address::Actor(hash) => write!(f, "f2{}", with_checksum(hash)),
             Address::Bls(key) => write!(f, "f3{}", with_checksum(&key[..])),
-            Address::Delegated { namespace, subaddress } => {
+            Address::Delegated {
+                namespace,
+                subaddress,
+            } => {
                 write!(f, "f4{namespace}f{}", with_checksum(subaddress))
             }
         }
@@ -176,17 +197,26 @@ fn read_varint(protocol: u8, bytes: &[u8]) -> Result<(u64, &[u8]), AddressError>
     let mut value: u64 = 0;
     for (index, &byte) in bytes.iter().enumerate() {
         if index == 9 && byte > 1 {
-            return Err(AddressError::Varint { protocol, reason: "does not fit in 64 bits" });
+            return Err(AddressError::Varint {
+                protocol,
+                reason: "does not fit in 64 bits",
+            });
         }
         value |= u64::from(byte & 0x7f) << (7 * index);
         if byte & 0x80 == 0 {
             if byte == 0 && index > 0 {
-                return Err(AddressError::Varint { protocol, reason: "not minimally encoded" });
+                return Err(AddressError::Varint {
+                    protocol,
+                    reason: "not minimally encoded",
+                });
             }
             return Ok((value, &bytes[index + 1..]));
         }
     }
-    Err(AddressError::Varint { protocol, reason: "truncated" })
+    Err(AddressError::Varint {
+        protocol,
+        reason: "truncated",
+    })
 }
 
 fn write_varint(mut value: u64, out: &mut Vec<u8>) {
@@ -218,13 +248,22 @@ mod tests {
     const SPEC_VECTORS: &[(&str, &str)] = &[
         ("f00", "0000"),
         ("f018446744073709551615", "00ffffffffffffffffff01"),
-        ("f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy", "01fd1d0f4dfcd7e99afcb99a8326b7dc459d32c628"),
-        ("f24vg6ut43yw2h2jqydgbg2xq7x6f4kub3bg6as6i", "02e54dea4f9bc5b47d261819826d5e1fbf8bc5503b"),
+        (
+            "f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy",
+            "01fd1d0f4dfcd7e99afcb99a8326b7dc459d32c628",
+        ),
+        (
+            "f24vg6ut43yw2h2jqydgbg2xq7x6f4kub3bg6as6i",
+            "02e54dea4f9bc5b47d261819826d5e1fbf8bc5503b",
+        ),
         (
             "f3vvmn62lofvhjd2ugzca6sof2j2ubwok6cj4xxbfzz4yuxfkgobpihhd2thlanmsh3w2ptld2gqkn2jvlss4a",
             "03ad58df696e2d4e91ea86c881e938ba4ea81b395e12797b84b9cf314b9546705e839c7a99d606b247ddb4f9ac7a3414dd",
         ),
-        ("f410feot7hrogmplrcupubsdbbqarkdewmb4vkwc5qqq", "040a23a7f3c5c663d71151f40c8610c01150c9660795"),
+        (
+            "f410feot7hrogmplrcupubsdbbqarkdewmb4vkwc5qqq",
+            "040a23a7f3c5c663d71151f40c8610c01150c9660795",
+        ),
     ];
 
     #[test]
@@ -240,12 +279,25 @@ mod tests {
     #[test]
     fn malformed_addresses_are_rejected_with_the_rule_broken() {
         assert_eq!(Address::from_bytes(&[]), Err(AddressError::Empty));
-        assert_eq!(Address::from_bytes(&[9]), Err(AddressError::UnknownProtocol(9)));
+        assert_eq!(
+            Address::from_bytes(&[9]),
+            Err(AddressError::UnknownProtocol(9))
+        );
         assert!(matches!(
             Address::from_bytes(&[1, 2, 3]),
-            Err(AddressError::PayloadLength { protocol: 1, found: 2, .. })
+            Err(AddressError::PayloadLength {
+                protocol: 1,
+                found: 2,
+                ..
+            })
         ));
-        assert!(matches!(Address::from_bytes(&[0, 0x80]), Err(AddressError::Varint { .. })));
-        assert!(matches!(Address::from_bytes(&[0, 0x80, 0x00]), Err(AddressError::Varint { .. })));
+        assert!(matches!(
+            Address::from_bytes(&[0, 0x80]),
+            Err(AddressError::Varint { .. })
+        ));
+        assert!(matches!(
+            Address::from_bytes(&[0, 0x80, 0x00]),
+            Err(AddressError::Varint { .. })
+        ));
     }
 }

@@ -100,8 +100,11 @@ impl CarArchive {
     pub fn parse(bytes: &[u8]) -> Result<CarArchive, CarError> {
         let (header_len, header_start) = read_length(bytes, 0)?;
         let header_bytes = take(bytes, header_start, header_len, "header")?;
-        let header: CarHeader = serde_ipld_dagcbor::from_slice(header_bytes)
-            .map_err(|error| CarError::Header { offset: header_start, reason: error.to_string() })?;
+        let header: CarHeader =
+            serde_ipld_dagcbor::from_slice(header_bytes).map_err(|error| CarError::Header {
+                offset: header_start,
+                reason: error.to_string(),
+            })?;
         if header.version != 1 {
             return Err(CarError::Version(header.version));
         }
@@ -115,18 +118,31 @@ impl CarArchive {
             }
             let section = take(bytes, payload_start, len, "section")?;
             let mut cursor = Cursor::new(section);
-            let cid = Cid::read_bytes(&mut cursor)
-                .map_err(|error| CarError::Cid { offset: payload_start, reason: error.to_string() })?;
+            let cid = Cid::read_bytes(&mut cursor).map_err(|error| CarError::Cid {
+                offset: payload_start,
+                reason: error.to_string(),
+            })?;
             let data_start = cursor.position() as usize;
-            blocks.push(CarBlock { cid, data: section[data_start..].to_vec(), offset });
+            blocks.push(CarBlock {
+                cid,
+                data: section[data_start..].to_vec(),
+                offset,
+            });
             position = payload_start + len;
         }
-        Ok(CarArchive { roots: header.roots, blocks, len: bytes.len() })
+        Ok(CarArchive {
+            roots: header.roots,
+            blocks,
+            len: bytes.len(),
+        })
     }
 
     /// Writes a CARv1 archive with these roots and blocks (for building test vectors).
     pub fn write(roots: &[Cid], blocks: &[(Cid, Vec<u8>)]) -> Vec<u8> {
-        let header = CarHeader { roots: roots.to_vec(), version: 1 };
+        let header = CarHeader {
+            roots: roots.to_vec(),
+            version: 1,
+        };
         // Serializing a struct of CIDs and an integer into a Vec cannot fail.
         let header_bytes = serde_ipld_dagcbor::to_vec(&header).unwrap_or_default();
         let mut out = Vec::new();
@@ -149,17 +165,30 @@ impl CarArchive {
 
 fn read_length(bytes: &[u8], offset: usize) -> Result<(usize, usize), CarError> {
     let rest = bytes.get(offset..).unwrap_or_default();
-    let (len, remaining) = unsigned_varint::decode::usize(rest)
-        .map_err(|error| CarError::Varint { offset, reason: error.to_string() })?;
+    let (len, remaining) =
+        unsigned_varint::decode::usize(rest).map_err(|error| CarError::Varint {
+            offset,
+            reason: error.to_string(),
+        })?;
     Ok((len, offset + (rest.len() - remaining.len())))
 }
 
-fn take<'a>(bytes: &'a [u8], start: usize, len: usize, what: &'static str) -> Result<&'a [u8], CarError> {
+fn take<'a>(
+    bytes: &'a [u8],
+    start: usize,
+    len: usize,
+    what: &'static str,
+) -> Result<&'a [u8], CarError> {
     let available = bytes.len().saturating_sub(start);
     start
         .checked_add(len)
         .and_then(|end| bytes.get(start..end))
-        .ok_or(CarError::Truncated { offset: start, what, len, available })
+        .ok_or(CarError::Truncated {
+            offset: start,
+            what,
+            len,
+            available,
+        })
 }
 
 fn write_length(len: usize, out: &mut Vec<u8>) {
@@ -173,7 +202,10 @@ mod tests {
     use multihash_codetable::{Code, MultihashDigest as _};
 
     fn raw_block(data: &[u8]) -> (Cid, Vec<u8>) {
-        (Cid::new_v1(0x55, Code::Blake2b256.digest(data)), data.to_vec())
+        (
+            Cid::new_v1(0x55, Code::Blake2b256.digest(data)),
+            data.to_vec(),
+        )
     }
 
     #[test]
@@ -193,9 +225,27 @@ mod tests {
         let blocks = vec![raw_block(b"one")];
         let bytes = CarArchive::write(&[blocks[0].0], &blocks);
         let error = CarArchive::parse(&bytes[..bytes.len() - 1]).unwrap_err();
-        assert!(matches!(error, CarError::Truncated { what: "section", .. }), "{error}");
-        assert!(matches!(CarArchive::parse(&[]), Err(CarError::Varint { offset: 0, .. })));
-        assert!(matches!(CarArchive::parse(&[0x02, 0xff, 0xff]), Err(CarError::Header { offset: 1, .. })));
-        assert!(matches!(CarArchive::parse(&[0x09, 0x00]), Err(CarError::Truncated { what: "header", .. })));
+        assert!(
+            matches!(
+                error,
+                CarError::Truncated {
+                    what: "section",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(matches!(
+            CarArchive::parse(&[]),
+            Err(CarError::Varint { offset: 0, .. })
+        ));
+        assert!(matches!(
+            CarArchive::parse(&[0x02, 0xff, 0xff]),
+            Err(CarError::Header { offset: 1, .. })
+        ));
+        assert!(matches!(
+            CarArchive::parse(&[0x09, 0x00]),
+            Err(CarError::Truncated { what: "header", .. })
+        ));
     }
 }

@@ -42,8 +42,14 @@ const EXAMPLES: usize = 3;
 pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVector {
     let mut report = VectorReport::new(name);
     report.stats.json_bytes = text.len();
-    let mut checked =
-        CheckedVector { report, vector: None, car: None, archive: None, integrity: None, messages: Vec::new() };
+    let mut checked = CheckedVector {
+        report,
+        vector: None,
+        car: None,
+        archive: None,
+        integrity: None,
+        messages: Vec::new(),
+    };
     let report = &mut checked.report;
 
     let document: serde_json::Value = match serde_json::from_slice(text) {
@@ -55,16 +61,35 @@ pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVe
     };
     let format = detect_format(&document);
     report.format = Some(format);
-    report.class = document.get("class").and_then(|c| c.as_str()).map(str::to_string);
-    report.id = document.pointer("/_meta/id").and_then(|c| c.as_str()).map(str::to_string);
+    report.class = document
+        .get("class")
+        .and_then(|c| c.as_str())
+        .map(str::to_string);
+    report.id = document
+        .pointer("/_meta/id")
+        .and_then(|c| c.as_str())
+        .map(str::to_string);
     match schemas.for_format(format) {
         Some(schema) => {
             for violation in schema.violations(&document) {
-                let at = if violation.path.is_empty() { "/".to_string() } else { violation.path.clone() };
-                report.fail(at, format!("schema {}: {} (at {})", schema.name, violation.message, violation.schema_path));
+                let at = if violation.path.is_empty() {
+                    "/".to_string()
+                } else {
+                    violation.path.clone()
+                };
+                report.fail(
+                    at,
+                    format!(
+                        "schema {}: {} (at {})",
+                        schema.name, violation.message, violation.schema_path
+                    ),
+                );
             }
         }
-        None => report.note("", "no schema loaded for later format versions: checked structurally only"),
+        None => report.note(
+            "",
+            "no schema loaded for later format versions: checked structurally only",
+        ),
     }
     drop(document);
 
@@ -101,7 +126,12 @@ pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVe
             }
             Err(error) => {
                 if vector.format == FormatVersion::Seed {
-                    report.note(vector.car_path(), format!("not a real CAR ({error}); the seed schema's sample carries a mock"));
+                    report.note(
+                        vector.car_path(),
+                        format!(
+                            "not a real CAR ({error}); the seed schema's sample carries a mock"
+                        ),
+                    );
                 } else {
                     report.fail(vector.car_path(), error.to_string());
                 }
@@ -126,11 +156,17 @@ fn check_structure(vector: &TestVector, report: &mut VectorReport) {
                 );
             }
             if messages == 0 {
-                report.fail("/apply_messages", "a message-class vector applies no message");
+                report.fail(
+                    "/apply_messages",
+                    "a message-class vector applies no message",
+                );
             }
             for (index, receipt) in vector.postconditions.receipts.iter().enumerate() {
                 if receipt.is_none() {
-                    report.note(format!("/postconditions/receipts/{index}"), "null receipt (message expected not to apply)");
+                    report.note(
+                        format!("/postconditions/receipts/{index}"),
+                        "null receipt (message expected not to apply)",
+                    );
                 }
             }
         }
@@ -146,7 +182,10 @@ fn check_structure(vector: &TestVector, report: &mut VectorReport) {
     }
     if vector.format == FormatVersion::Later {
         if vector.preconditions.variants.is_empty() && vector.preconditions.epoch.is_none() {
-            report.fail("/preconditions", "neither variants nor an epoch: the driver cannot know when to run");
+            report.fail(
+                "/preconditions",
+                "neither variants nor an epoch: the driver cannot know when to run",
+            );
         }
         for (index, message) in vector.apply_messages.iter().enumerate() {
             if message.epoch.is_some() && message.epoch_offset.is_none() {
@@ -170,9 +209,10 @@ fn check_messages(messages: &[(String, Result<Message, MessageError>)], report: 
     for (path, message) in messages {
         match message {
             Ok(message) => match message.form {
-                MessageForm::LegacyGasPrice => {
-                    report.note(path.clone(), "9-field pre-EIP-1559 message (gas price instead of fee cap and premium)")
-                }
+                MessageForm::LegacyGasPrice => report.note(
+                    path.clone(),
+                    "9-field pre-EIP-1559 message (gas price instead of fee cap and premium)",
+                ),
                 MessageForm::Signed => signed += 1,
                 MessageForm::Unsigned => {}
             },
@@ -180,7 +220,10 @@ fn check_messages(messages: &[(String, Result<Message, MessageError>)], report: 
         }
     }
     if signed > 0 {
-        report.note("", format!("{signed} signed message(s) ([message, signature])"));
+        report.note(
+            "",
+            format!("{signed} signed message(s) ([message, signature])"),
+        );
     }
 }
 
@@ -200,20 +243,31 @@ fn unpack_car(vector: &TestVector, report: &mut VectorReport) -> Option<Vec<u8>>
         Ok(car) => Some(car),
         Err(error @ PayloadError::NotGzip { .. }) if vector.format == FormatVersion::Seed => {
             let detail = error.to_string();
-            let detail = detail.strip_prefix(&format!("{path}: ")).unwrap_or(&detail).to_string();
+            let detail = detail
+                .strip_prefix(&format!("{path}: "))
+                .unwrap_or(&detail)
+                .to_string();
             report.note(path, format!("not a real CAR: {detail}; the seed schema's sample carries a mock, so state trees are not checked"));
             None
         }
         Err(error) => {
             let text = error.to_string();
-            let detail = text.strip_prefix(&format!("{path}: ")).unwrap_or(&text).to_string();
+            let detail = text
+                .strip_prefix(&format!("{path}: "))
+                .unwrap_or(&text)
+                .to_string();
             report.fail(path, detail);
             None
         }
     }
 }
 
-fn check_integrity(vector: &TestVector, archive: &CarArchive, integrity: &IntegrityReport, report: &mut VectorReport) {
+fn check_integrity(
+    vector: &TestVector,
+    archive: &CarArchive,
+    integrity: &IntegrityReport,
+    report: &mut VectorReport,
+) {
     let car = vector.car_path();
     report.stats.blocks = archive.blocks.len();
     report.stats.verified_blocks = integrity.verified;
@@ -221,18 +275,37 @@ fn check_integrity(vector: &TestVector, archive: &CarArchive, integrity: &Integr
     report.stats.missing_links = integrity.missing_links.len();
     for mismatch in &integrity.mismatches {
         report.fail(
-            format!("{car} block {} at CAR byte {}", mismatch.claimed, mismatch.offset),
-            format!("CID check failed: the block's bytes hash to {}", mismatch.computed),
+            format!(
+                "{car} block {} at CAR byte {}",
+                mismatch.claimed, mismatch.offset
+            ),
+            format!(
+                "CID check failed: the block's bytes hash to {}",
+                mismatch.computed
+            ),
         );
     }
     for (cid, offset, reason) in &integrity.undecodable {
-        report.fail(format!("{car} block {cid} at CAR byte {offset}"), format!("not DAG-CBOR: {reason}"));
+        report.fail(
+            format!("{car} block {cid} at CAR byte {offset}"),
+            format!("not DAG-CBOR: {reason}"),
+        );
     }
     for (cid, code) in &integrity.unverifiable {
-        report.note(format!("{car} block {cid}"), format!("hash function 0x{code:x} not supported: block not verified"));
+        report.note(
+            format!("{car} block {cid}"),
+            format!("hash function 0x{code:x} not supported: block not verified"),
+        );
     }
     if !integrity.duplicates.is_empty() {
-        report.note(car, format!("{} block(s) appear twice (e.g. {})", integrity.duplicates.len(), examples(&integrity.duplicates)));
+        report.note(
+            car,
+            format!(
+                "{} block(s) appear twice (e.g. {})",
+                integrity.duplicates.len(),
+                examples(&integrity.duplicates)
+            ),
+        );
     }
     if !integrity.missing_links.is_empty() {
         report.note(
@@ -255,23 +328,43 @@ fn check_integrity(vector: &TestVector, archive: &CarArchive, integrity: &Integr
         );
     }
     if integrity.opaque_blocks > 0 {
-        report.note(car, format!("{} block(s) of codecs other than DAG-CBOR and raw: links not followed", integrity.opaque_blocks));
+        report.note(
+            car,
+            format!(
+                "{} block(s) of codecs other than DAG-CBOR and raw: links not followed",
+                integrity.opaque_blocks
+            ),
+        );
     }
 
     let held: HashSet<&Cid> = archive.blocks.iter().map(|block| &block.cid).collect();
     let header_roots: HashSet<&Cid> = archive.roots.iter().collect();
     let roots = [
-        ("/preconditions/state_tree/root_cid", "pre-state root", vector.preconditions.state_root.as_ref()),
-        ("/postconditions/state_tree/root_cid", "post-state root", vector.postconditions.state_root.as_ref()),
+        (
+            "/preconditions/state_tree/root_cid",
+            "pre-state root",
+            vector.preconditions.state_root.as_ref(),
+        ),
+        (
+            "/postconditions/state_tree/root_cid",
+            "post-state root",
+            vector.postconditions.state_root.as_ref(),
+        ),
     ];
     for (path, what, root) in roots {
         match root {
-            None => report.fail(path, format!("no {what}: the vector must name both state roots")),
+            None => report.fail(
+                path,
+                format!("no {what}: the vector must name both state roots"),
+            ),
             Some(root) if !held.contains(root) && root.hash().code() != integrity::IDENTITY => {
                 report.fail(path, format!("{what} {root} is not in the CAR"));
             }
             Some(root) if !header_roots.contains(root) => {
-                report.note(path, format!("{what} {root} is in the CAR but not among its header roots"));
+                report.note(
+                    path,
+                    format!("{what} {root} is in the CAR but not among its header roots"),
+                );
             }
             Some(_) => {}
         }
@@ -279,7 +372,11 @@ fn check_integrity(vector: &TestVector, archive: &CarArchive, integrity: &Integr
 }
 
 fn examples(cids: &[Cid]) -> String {
-    let mut text: Vec<String> = cids.iter().take(EXAMPLES).map(ToString::to_string).collect();
+    let mut text: Vec<String> = cids
+        .iter()
+        .take(EXAMPLES)
+        .map(ToString::to_string)
+        .collect();
     if cids.len() > EXAMPLES {
         text.push("…".to_string());
     }
@@ -294,7 +391,14 @@ pub fn check_file(path: &Path, schemas: &SchemaSet) -> CheckedVector {
         Err(error) => {
             let mut report = VectorReport::new(name);
             report.fail("", format!("cannot read: {error}"));
-            CheckedVector { report, vector: None, car: None, archive: None, integrity: None, messages: Vec::new() }
+            CheckedVector {
+                report,
+                vector: None,
+                car: None,
+                archive: None,
+                integrity: None,
+                messages: Vec::new(),
+            }
         }
     }
 }
@@ -314,7 +418,10 @@ pub struct CollectError {
 pub fn collect_vector_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CollectError> {
     let mut out = Vec::new();
     for path in paths {
-        let metadata = std::fs::metadata(path).map_err(|source| CollectError { path: path.clone(), source })?;
+        let metadata = std::fs::metadata(path).map_err(|source| CollectError {
+            path: path.clone(),
+            source,
+        })?;
         if metadata.is_dir() {
             let mut found = Vec::new();
             walk(path, &mut found)?;
@@ -328,11 +435,20 @@ pub fn collect_vector_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CollectEr
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CollectError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| CollectError { path: dir.to_path_buf(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| CollectError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     for entry in entries {
-        let entry = entry.map_err(|source| CollectError { path: dir.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| CollectError {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let path = entry.path();
-        let file_type = entry.file_type().map_err(|source| CollectError { path: path.clone(), source })?;
+        let file_type = entry.file_type().map_err(|source| CollectError {
+            path: path.clone(),
+            source,
+        })?;
         if file_type.is_dir() {
             walk(&path, out)?;
         } else if is_vector_file_name(&path) {
@@ -343,7 +459,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CollectError> {
 }
 
 fn is_vector_file_name(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
     name.ends_with(".json") && !name.starts_with("schema")
 }
 

@@ -21,7 +21,7 @@
 //! passes only when the results differ; `incorrect` alone is skipped.
 
 use super::check::CheckedVector;
-use super::model::{Receipt, TestVector, VectorClass, Variant};
+use super::model::{Receipt, TestVector, Variant, VectorClass};
 use super::payload::{decode_base64, encode_base64};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -170,7 +170,9 @@ pub enum DriverError {
         seconds: u64,
     },
     /// An answer that is not a response object.
-    #[error("driver answered request {request} with something that is not a response: {reason}: {line}")]
+    #[error(
+        "driver answered request {request} with something that is not a response: {reason}: {line}"
+    )]
     BadResponse {
         /// The request's sequence number.
         request: u64,
@@ -197,7 +199,11 @@ pub struct ProcessDriver {
 impl ProcessDriver {
     /// A driver started lazily from a shell command line (`sh -c CMD`), with a per-request time limit.
     pub fn new(command: impl Into<String>, timeout: Duration) -> ProcessDriver {
-        ProcessDriver { command: command.into(), timeout, child: None }
+        ProcessDriver {
+            command: command.into(),
+            timeout,
+            child: None,
+        }
     }
 
     fn start(&mut self) -> Result<(), DriverError> {
@@ -208,7 +214,10 @@ impl ProcessDriver {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|source| DriverError::Spawn { command: self.command.clone(), source })?;
+            .map_err(|source| DriverError::Spawn {
+                command: self.command.clone(),
+                source,
+            })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             return Err(DriverError::Spawn {
@@ -249,7 +258,10 @@ impl Driver for ProcessDriver {
         };
         let mut line = serde_json::to_string(request).unwrap_or_default();
         line.push('\n');
-        if let Err(error) = stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush()) {
+        if let Err(error) = stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.flush())
+        {
             self.stop();
             return Err(DriverError::Write(error));
         }
@@ -257,16 +269,21 @@ impl Driver for ProcessDriver {
             match receiver.recv_timeout(self.timeout) {
                 Ok(answer) if answer.trim().is_empty() => continue,
                 Ok(answer) => {
-                    return serde_json::from_str::<DriverResponse>(&answer).map_err(|error| DriverError::BadResponse {
-                        request: request.request,
-                        reason: error.to_string(),
-                        line: answer.chars().take(200).collect(),
+                    return serde_json::from_str::<DriverResponse>(&answer).map_err(|error| {
+                        DriverError::BadResponse {
+                            request: request.request,
+                            reason: error.to_string(),
+                            line: answer.chars().take(200).collect(),
+                        }
                     });
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     // A hung driver is restarted for the next request.
                     self.stop();
-                    return Err(DriverError::Timeout { request: request.request, seconds: self.timeout.as_secs() });
+                    return Err(DriverError::Timeout {
+                        request: request.request,
+                        seconds: self.timeout.as_secs(),
+                    });
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     self.stop();
@@ -366,13 +383,28 @@ pub struct RunOptions {
 /// A vector that cannot be run gives the status to report instead: an error
 /// when it does not check, a skip when there is simply nothing to execute (the
 /// seed sample's mock CAR, a class no corpus defines inputs for).
-pub fn requests_for(checked: &CheckedVector, first_request: u64) -> Result<Vec<DriverRequest>, RunStatus> {
+pub fn requests_for(
+    checked: &CheckedVector,
+    first_request: u64,
+) -> Result<Vec<DriverRequest>, RunStatus> {
     if !checked.report.passed() {
-        let first = checked.report.failures.first().map(ToString::to_string).unwrap_or_default();
-        return Err(RunStatus::Error { reason: format!("vector does not check: {first}") });
+        let first = checked
+            .report
+            .failures
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        return Err(RunStatus::Error {
+            reason: format!("vector does not check: {first}"),
+        });
     }
-    let skip = |reason: &str| Err(RunStatus::Skipped { reason: reason.to_string() });
-    let (Some(vector), Some(car), Some(_)) = (&checked.vector, &checked.car, &checked.archive) else {
+    let skip = |reason: &str| {
+        Err(RunStatus::Skipped {
+            reason: reason.to_string(),
+        })
+    };
+    let (Some(vector), Some(car), Some(_)) = (&checked.vector, &checked.car, &checked.archive)
+    else {
         return skip("no real CAR to execute (absent, or the seed sample's mock)");
     };
     if !matches!(vector.class, VectorClass::Message | VectorClass::Tipset) {
@@ -387,7 +419,9 @@ pub fn requests_for(checked: &CheckedVector, first_request: u64) -> Result<Vec<D
     Ok(variants
         .into_iter()
         .enumerate()
-        .map(|(index, variant)| build_request(checked, vector, variant, &car, first_request + index as u64))
+        .map(|(index, variant)| {
+            build_request(checked, vector, variant, &car, first_request + index as u64)
+        })
         .collect())
 }
 
@@ -407,19 +441,36 @@ fn build_request(
     DriverRequest {
         protocol: PROTOCOL.to_string(),
         request,
-        vector: VectorRef { path: checked.report.path.clone(), id: vector.meta.id.clone() },
-        class: vector.class.as_text(super::schema::FormatVersion::Later).to_string(),
+        vector: VectorRef {
+            path: checked.report.path.clone(),
+            id: vector.meta.id.clone(),
+        },
+        class: vector
+            .class
+            .as_text(super::schema::FormatVersion::Later)
+            .to_string(),
         variant: variant.cloned(),
         epoch,
         network_version: variant.and_then(|v| v.nv),
-        base_fee: vector.preconditions.basefee.as_ref().map(ToString::to_string),
-        circ_supply: vector.preconditions.circ_supply.as_ref().map(ToString::to_string),
+        base_fee: vector
+            .preconditions
+            .basefee
+            .as_ref()
+            .map(ToString::to_string),
+        circ_supply: vector
+            .preconditions
+            .circ_supply
+            .as_ref()
+            .map(ToString::to_string),
         pre_state_root: vector.preconditions.state_root.map(|c| c.to_string()),
         car: car.to_string(),
         messages: vector
             .apply_messages
             .iter()
-            .map(|m| RequestMessage { bytes: encode_base64(&m.bytes), epoch: m.epoch.or_else(|| at(m.epoch_offset)) })
+            .map(|m| RequestMessage {
+                bytes: encode_base64(&m.bytes),
+                epoch: m.epoch.or_else(|| at(m.epoch_offset)),
+            })
             .collect(),
         tipsets: vector
             .apply_tipsets
@@ -451,39 +502,71 @@ pub fn compare(vector: &TestVector, response: &DriverResponse) -> Vec<String> {
     let empty = Vec::new();
     let actual = response.receipts.as_ref().unwrap_or(&empty);
     if response.receipts.is_none() && !expected.is_empty() {
-        differences.push(format!("receipts: expected {}, driver reported none", expected.len()));
+        differences.push(format!(
+            "receipts: expected {}, driver reported none",
+            expected.len()
+        ));
     } else if expected.len() != actual.len() {
-        differences.push(format!("receipts: expected {}, got {}", expected.len(), actual.len()));
+        differences.push(format!(
+            "receipts: expected {}, got {}",
+            expected.len(),
+            actual.len()
+        ));
     }
     for (index, (expected, actual)) in expected.iter().zip(actual).enumerate() {
         match (expected, actual) {
             (None, None) => {}
-            (Some(_), None) => differences.push(format!("receipt {index}: expected a receipt, got null (not applied)")),
-            (None, Some(_)) => differences.push(format!("receipt {index}: expected null (not applied), got a receipt")),
-            (Some(expected), Some(actual)) => compare_receipt(index, expected, actual, &mut differences),
+            (Some(_), None) => differences.push(format!(
+                "receipt {index}: expected a receipt, got null (not applied)"
+            )),
+            (None, Some(_)) => differences.push(format!(
+                "receipt {index}: expected null (not applied), got a receipt"
+            )),
+            (Some(expected), Some(actual)) => {
+                compare_receipt(index, expected, actual, &mut differences)
+            }
         }
     }
     if let Some(expected) = &vector.postconditions.state_root {
         match &response.post_state_root {
             Some(actual) if actual == &expected.to_string() => {}
-            Some(actual) => differences.push(format!("post-state root: expected {expected}, got {actual}")),
-            None => differences.push(format!("post-state root: expected {expected}, driver reported none")),
+            Some(actual) => differences.push(format!(
+                "post-state root: expected {expected}, got {actual}"
+            )),
+            None => differences.push(format!(
+                "post-state root: expected {expected}, driver reported none"
+            )),
         }
     }
-    let expected_roots: Vec<String> = vector.postconditions.receipts_roots.iter().map(ToString::to_string).collect();
+    let expected_roots: Vec<String> = vector
+        .postconditions
+        .receipts_roots
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     if !expected_roots.is_empty() {
         match &response.receipts_roots {
             Some(actual) if actual == &expected_roots => {}
-            Some(actual) => differences.push(format!("receipts roots: expected {expected_roots:?}, got {actual:?}")),
+            Some(actual) => differences.push(format!(
+                "receipts roots: expected {expected_roots:?}, got {actual:?}"
+            )),
             None => differences.push("receipts roots: driver reported none".to_string()),
         }
     }
     differences
 }
 
-fn compare_receipt(index: usize, expected: &Receipt, actual: &ResponseReceipt, out: &mut Vec<String>) {
+fn compare_receipt(
+    index: usize,
+    expected: &Receipt,
+    actual: &ResponseReceipt,
+    out: &mut Vec<String>,
+) {
     if expected.exit_code != actual.exit_code {
-        out.push(format!("receipt {index} exit_code: expected {}, got {}", expected.exit_code, actual.exit_code));
+        out.push(format!(
+            "receipt {index} exit_code: expected {}, got {}",
+            expected.exit_code, actual.exit_code
+        ));
     }
     match decode_base64(&actual.return_data, "return") {
         Ok(bytes) if bytes == expected.return_data => {}
@@ -492,7 +575,9 @@ fn compare_receipt(index: usize, expected: &Receipt, actual: &ResponseReceipt, o
             hex::encode(&expected.return_data),
             hex::encode(bytes)
         )),
-        Err(error) => out.push(format!("receipt {index} return: driver sent invalid base64 ({error})")),
+        Err(error) => out.push(format!(
+            "receipt {index} return: driver sent invalid base64 ({error})"
+        )),
     }
     if expected.gas_used != actual.gas_used {
         out.push(format!(
@@ -505,14 +590,27 @@ fn compare_receipt(index: usize, expected: &Receipt, actual: &ResponseReceipt, o
 }
 
 /// Runs every variant of a checked vector through the driver.
-pub fn run_vector(checked: &CheckedVector, driver: &mut dyn Driver, options: RunOptions, next_request: &mut u64) -> Vec<RunOutcome> {
+pub fn run_vector(
+    checked: &CheckedVector,
+    driver: &mut dyn Driver,
+    options: RunOptions,
+    next_request: &mut u64,
+) -> Vec<RunOutcome> {
     let path = checked.report.path.clone();
     let requests = match requests_for(checked, *next_request) {
         Ok(requests) => requests,
-        Err(status) => return vec![RunOutcome { path, variant: None, status }],
+        Err(status) => {
+            return vec![RunOutcome {
+                path,
+                variant: None,
+                status,
+            }];
+        }
     };
     *next_request += requests.len() as u64;
-    let Some(vector) = &checked.vector else { return Vec::new() };
+    let Some(vector) = &checked.vector else {
+        return Vec::new();
+    };
     let negate = !options.ignore_hints && vector.hints.iter().any(|h| h == "negate");
     let incorrect = !options.ignore_hints && vector.hints.iter().any(|h| h == "incorrect");
     requests
@@ -520,31 +618,51 @@ pub fn run_vector(checked: &CheckedVector, driver: &mut dyn Driver, options: Run
         .map(|request| {
             let variant = request.variant.as_ref().and_then(|v| v.id.clone());
             let status = if incorrect && !negate {
-                RunStatus::Skipped { reason: "vector is marked incorrect".to_string() }
+                RunStatus::Skipped {
+                    reason: "vector is marked incorrect".to_string(),
+                }
             } else {
                 match driver.exchange(request) {
-                    Err(error) => RunStatus::Error { reason: error.to_string() },
+                    Err(error) => RunStatus::Error {
+                        reason: error.to_string(),
+                    },
                     Ok(response) => judge(vector, request, &response, negate),
                 }
             };
-            RunOutcome { path: path.clone(), variant, status }
+            RunOutcome {
+                path: path.clone(),
+                variant,
+                status,
+            }
         })
         .collect()
 }
 
-fn judge(vector: &TestVector, request: &DriverRequest, response: &DriverResponse, negate: bool) -> RunStatus {
+fn judge(
+    vector: &TestVector,
+    request: &DriverRequest,
+    response: &DriverResponse,
+    negate: bool,
+) -> RunStatus {
     if let Some(number) = response.request
         && number != request.request
     {
         return RunStatus::Error {
-            reason: format!("driver answered request {number} while request {} was pending", request.request),
+            reason: format!(
+                "driver answered request {number} while request {} was pending",
+                request.request
+            ),
         };
     }
     if let Some(reason) = &response.skip {
-        return RunStatus::Skipped { reason: format!("driver: {reason}") };
+        return RunStatus::Skipped {
+            reason: format!("driver: {reason}"),
+        };
     }
     if let Some(reason) = &response.error {
-        return RunStatus::Error { reason: format!("driver: {reason}") };
+        return RunStatus::Error {
+            reason: format!("driver: {reason}"),
+        };
     }
     let differences = compare(vector, response);
     match (negate, differences.is_empty()) {

@@ -17,7 +17,11 @@ pub fn render(checked: &CheckedVector) -> String {
     let _ = writeln!(out, "vector      {}", report.path);
     let format = report.format.map(|f| f.label()).unwrap_or("unrecognised");
     let _ = writeln!(out, "format      {format}");
-    let _ = writeln!(out, "class       {}", report.class.as_deref().unwrap_or("?"));
+    let _ = writeln!(
+        out,
+        "class       {}",
+        report.class.as_deref().unwrap_or("?")
+    );
     let Some(vector) = &checked.vector else {
         write_findings(&mut out, checked);
         return out;
@@ -38,7 +42,10 @@ pub fn render(checked: &CheckedVector) -> String {
             out,
             "generated   {}{}",
             source.as_deref().unwrap_or("?"),
-            version.as_deref().map(|v| format!(" {v}")).unwrap_or_default()
+            version
+                .as_deref()
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default()
         );
     }
     if let Some(selector) = &vector.selector {
@@ -68,7 +75,11 @@ pub fn render(checked: &CheckedVector) -> String {
     if let Some(supply) = &pre.circ_supply {
         let _ = writeln!(out, "  circ. supply  {supply} attoFIL");
     }
-    let _ = writeln!(out, "  state root    {}", pre.state_root.map_or("(none)".into(), |c| c.to_string()));
+    let _ = writeln!(
+        out,
+        "  state root    {}",
+        pre.state_root.map_or("(none)".into(), |c| c.to_string())
+    );
 
     let _ = writeln!(out, "\nCAR");
     let stats = &report.stats;
@@ -77,7 +88,13 @@ pub fn render(checked: &CheckedVector) -> String {
     }
     match (&checked.archive, &checked.integrity) {
         (Some(archive), Some(integrity)) => {
-            let _ = writeln!(out, "  uncompressed  {} bytes, {} blocks ({} bytes of block data)", archive.len, archive.blocks.len(), archive.block_bytes());
+            let _ = writeln!(
+                out,
+                "  uncompressed  {} bytes, {} blocks ({} bytes of block data)",
+                archive.len,
+                archive.blocks.len(),
+                archive.block_bytes()
+            );
             let roots: Vec<String> = archive.roots.iter().map(ToString::to_string).collect();
             let _ = writeln!(out, "  header roots  {}", roots.join(", "));
             let codecs: Vec<String> = integrity
@@ -93,10 +110,25 @@ pub fn render(checked: &CheckedVector) -> String {
                 })
                 .collect();
             let _ = writeln!(out, "  codecs        {}", codecs.join(", "));
-            let _ = writeln!(out, "  CIDs          {} verified, {} mismatched, {} unverifiable", integrity.verified, integrity.mismatches.len(), integrity.unverifiable.len());
-            let _ = writeln!(out, "  links         {} ({} distinct targets not in the CAR)", integrity.links, integrity.missing_links.len());
+            let _ = writeln!(
+                out,
+                "  CIDs          {} verified, {} mismatched, {} unverifiable",
+                integrity.verified,
+                integrity.mismatches.len(),
+                integrity.unverifiable.len()
+            );
+            let _ = writeln!(
+                out,
+                "  links         {} ({} distinct targets not in the CAR)",
+                integrity.links,
+                integrity.missing_links.len()
+            );
             if !integrity.non_utf8_blocks.is_empty() {
-                let _ = writeln!(out, "  non-UTF-8     {} block(s) with invalid strings", integrity.non_utf8_blocks.len());
+                let _ = writeln!(
+                    out,
+                    "  non-UTF-8     {} block(s) with invalid strings",
+                    integrity.non_utf8_blocks.len()
+                );
             }
         }
         _ => {
@@ -105,9 +137,18 @@ pub fn render(checked: &CheckedVector) -> String {
     }
 
     let _ = writeln!(out, "\nmessages ({})", checked.messages.len());
-    let offsets: Vec<Option<i64>> = vector.apply_messages.iter().map(|m| m.epoch_offset).collect();
+    let offsets: Vec<Option<i64>> = vector
+        .apply_messages
+        .iter()
+        .map(|m| m.epoch_offset)
+        .collect();
     for (index, (path, message)) in checked.messages.iter().enumerate() {
-        let offset = offsets.get(index).copied().flatten().map(|o| format!(" epoch offset {o}")).unwrap_or_default();
+        let offset = offsets
+            .get(index)
+            .copied()
+            .flatten()
+            .map(|o| format!(" epoch offset {o}"))
+            .unwrap_or_default();
         match message {
             Ok(message) => {
                 let _ = writeln!(out, "  {path}{offset}\n    {message}");
@@ -127,15 +168,32 @@ pub fn render(checked: &CheckedVector) -> String {
             out,
             "  tipset {index}: epoch offset {} base fee {} , {} block(s): {}",
             tipset.epoch_offset.map_or("?".into(), |o| o.to_string()),
-            tipset.basefee.as_ref().map_or("?".into(), |b| b.to_string()),
+            tipset
+                .basefee
+                .as_ref()
+                .map_or("?".into(), |b| b.to_string()),
             tipset.blocks.len(),
-            tipset.blocks.iter().map(|b| format!("{} (win count {}, {} msg)", b.miner_addr, b.win_count, b.messages.len())).collect::<Vec<_>>().join(", ")
+            tipset
+                .blocks
+                .iter()
+                .map(|b| format!(
+                    "{} (win count {}, {} msg)",
+                    b.miner_addr,
+                    b.win_count,
+                    b.messages.len()
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
 
     let post = &vector.postconditions;
     let _ = writeln!(out, "\npostconditions");
-    let _ = writeln!(out, "  state root    {}", post.state_root.map_or("(none)".into(), |c| c.to_string()));
+    let _ = writeln!(
+        out,
+        "  state root    {}",
+        post.state_root.map_or("(none)".into(), |c| c.to_string())
+    );
     for (index, receipt) in post.receipts.iter().enumerate() {
         match receipt {
             Some(receipt) => {
@@ -144,7 +202,11 @@ pub fn render(checked: &CheckedVector) -> String {
                     "  receipt {index:<4} exit code {} gas used {} return {}",
                     receipt.exit_code,
                     receipt.gas_used,
-                    if receipt.return_data.is_empty() { "(empty)".to_string() } else { encode_hex(&receipt.return_data) }
+                    if receipt.return_data.is_empty() {
+                        "(empty)".to_string()
+                    } else {
+                        encode_hex(&receipt.return_data)
+                    }
                 );
             }
             None => {
@@ -161,7 +223,11 @@ pub fn render(checked: &CheckedVector) -> String {
 
 fn write_findings(out: &mut String, checked: &CheckedVector) {
     let report = &checked.report;
-    let _ = writeln!(out, "\ncheck       {}", if report.passed() { "passed" } else { "FAILED" });
+    let _ = writeln!(
+        out,
+        "\ncheck       {}",
+        if report.passed() { "passed" } else { "FAILED" }
+    );
     for failure in &report.failures {
         let _ = writeln!(out, "  failure: {failure}");
     }

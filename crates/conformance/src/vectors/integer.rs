@@ -93,11 +93,17 @@ pub fn parse_exact(text: &str, path: &str) -> Result<BigInt, IntegerError> {
             if !all_digits(digits) {
                 return Err(not_a_number());
             }
-            let magnitude: i64 = digits.parse().map_err(|_| IntegerError::ExponentOutOfRange {
-                path: path.to_string(),
-                text: text.to_string(),
-            })?;
-            if e.starts_with('-') { -magnitude } else { magnitude }
+            let magnitude: i64 = digits
+                .parse()
+                .map_err(|_| IntegerError::ExponentOutOfRange {
+                    path: path.to_string(),
+                    text: text.to_string(),
+                })?;
+            if e.starts_with('-') {
+                -magnitude
+            } else {
+                magnitude
+            }
         }
     };
     // value = digits * 10^(exponent - len(fraction))
@@ -107,7 +113,10 @@ pub fn parse_exact(text: &str, path: &str) -> Result<BigInt, IntegerError> {
         let drop = shift.unsigned_abs() as usize;
         let cut = digits.len().saturating_sub(drop);
         if digits[cut..].bytes().any(|b| b != b'0') {
-            return Err(IntegerError::Fractional { path: path.to_string(), text: text.to_string() });
+            return Err(IntegerError::Fractional {
+                path: path.to_string(),
+                text: text.to_string(),
+            });
         }
         digits.truncate(cut);
         if digits.is_empty() {
@@ -115,7 +124,10 @@ pub fn parse_exact(text: &str, path: &str) -> Result<BigInt, IntegerError> {
         }
     } else if shift > 0 {
         if shift > i64::from(MAX_EXPONENT) {
-            return Err(IntegerError::ExponentOutOfRange { path: path.to_string(), text: text.to_string() });
+            return Err(IntegerError::ExponentOutOfRange {
+                path: path.to_string(),
+                text: text.to_string(),
+            });
         }
         digits.extend(std::iter::repeat_n('0', shift as usize));
     }
@@ -150,7 +162,10 @@ mod tests {
     fn integral_exponent_and_fraction_forms_are_accepted_exactly() {
         assert_eq!(parse_exact("1e3", "/x").unwrap(), BigInt::from(1000));
         assert_eq!(parse_exact("1.50e2", "/x").unwrap(), BigInt::from(150));
-        assert_eq!(parse_exact("3e35", "/x").unwrap().to_string(), format!("3{}", "0".repeat(35)));
+        assert_eq!(
+            parse_exact("3e35", "/x").unwrap().to_string(),
+            format!("3{}", "0".repeat(35))
+        );
         assert_eq!(parse_exact("2.0", "/x").unwrap(), BigInt::from(2));
         assert_eq!(parse_exact("0.0", "/x").unwrap(), BigInt::from(0));
     }
@@ -158,13 +173,27 @@ mod tests {
     #[test]
     fn fractions_and_non_numbers_are_errors_naming_the_path() {
         assert_eq!(
-            parse_exact("1.5", "/preconditions/basefee").unwrap_err().to_string(),
+            parse_exact("1.5", "/preconditions/basefee")
+                .unwrap_err()
+                .to_string(),
             "/preconditions/basefee: 1.5 is not an integer"
         );
-        assert!(matches!(parse_exact("15e-2", "/x"), Err(IntegerError::Fractional { .. })));
-        assert!(matches!(parse_exact("\"12\"", "/x"), Err(IntegerError::NotANumber { .. })));
-        assert!(matches!(parse_exact("1e99999", "/x"), Err(IntegerError::ExponentOutOfRange { .. })));
-        assert!(matches!(parse_i64("9223372036854775808", "/x"), Err(IntegerError::OutOfRange { .. })));
+        assert!(matches!(
+            parse_exact("15e-2", "/x"),
+            Err(IntegerError::Fractional { .. })
+        ));
+        assert!(matches!(
+            parse_exact("\"12\"", "/x"),
+            Err(IntegerError::NotANumber { .. })
+        ));
+        assert!(matches!(
+            parse_exact("1e99999", "/x"),
+            Err(IntegerError::ExponentOutOfRange { .. })
+        ));
+        assert!(matches!(
+            parse_i64("9223372036854775808", "/x"),
+            Err(IntegerError::OutOfRange { .. })
+        ));
         assert_eq!(parse_i64("-9223372036854775808", "/x").unwrap(), i64::MIN);
     }
 }

@@ -65,7 +65,8 @@ pub fn recompute_cid(block: &CarBlock) -> Result<Cid, u64> {
     let hash = block.cid.hash();
     let code = hash.code();
     if code == IDENTITY {
-        let digest = multihash_codetable::Multihash::wrap(IDENTITY, &block.data).map_err(|_| code)?;
+        let digest =
+            multihash_codetable::Multihash::wrap(IDENTITY, &block.data).map_err(|_| code)?;
         return Cid::new(block.cid.version(), block.cid.codec(), digest).map_err(|_| code);
     }
     let hasher = Code::try_from(code).map_err(|_| code)?;
@@ -103,10 +104,15 @@ pub fn check_archive(archive: &CarArchive) -> IntegrityReport {
             DAG_CBOR => match serde_ipld_dagcbor::from_slice::<Ipld>(&block.data) {
                 Ok(ipld) => collect_links(&ipld, &mut linked),
                 Err(error) => {
-                    let not_utf8 = matches!(error, serde_ipld_dagcbor::DecodeError::RequireUtf8 { .. });
+                    let not_utf8 =
+                        matches!(error, serde_ipld_dagcbor::DecodeError::RequireUtf8 { .. });
                     match lenient_links(&block.data, &mut linked) {
                         Ok(()) if not_utf8 => report.non_utf8_blocks.push(block.cid),
-                        Ok(()) => report.undecodable.push((block.cid, block.offset, error.to_string())),
+                        Ok(()) => {
+                            report
+                                .undecodable
+                                .push((block.cid, block.offset, error.to_string()))
+                        }
                         Err(reason) => report.undecodable.push((block.cid, block.offset, reason)),
                     }
                 }
@@ -142,26 +148,39 @@ fn lenient_links(data: &[u8], out: &mut Vec<Cid>) -> Result<(), String> {
     let mut buffer = vec![0u8; 4096];
     while decoder.offset() < data.len() {
         let offset = decoder.offset();
-        let header = decoder.pull().map_err(|error| format!("CBOR syntax error at block byte {offset}: {error:?}"))?;
+        let header = decoder
+            .pull()
+            .map_err(|error| format!("CBOR syntax error at block byte {offset}: {error:?}"))?;
         let link_tag = after_link_tag;
         after_link_tag = false;
         match header {
             Header::Tag(42) => after_link_tag = true,
             Header::Bytes(len) | Header::Text(len) => {
                 let Some(len) = len else {
-                    return Err(format!("indefinite-length string at block byte {offset} (not DAG-CBOR)"));
+                    return Err(format!(
+                        "indefinite-length string at block byte {offset} (not DAG-CBOR)"
+                    ));
                 };
                 // Text is read as bytes on purpose: its UTF-8 validity is what failed.
                 let mut content = Vec::with_capacity(len);
                 let mut segments = decoder.bytes(Some(len));
-                while let Some(mut segment) = segments.pull().map_err(|error| format!("at block byte {offset}: {error:?}"))? {
-                    while let Some(chunk) = segment.pull(&mut buffer).map_err(|error| format!("at block byte {offset}: {error:?}"))? {
+                while let Some(mut segment) = segments
+                    .pull()
+                    .map_err(|error| format!("at block byte {offset}: {error:?}"))?
+                {
+                    while let Some(chunk) = segment
+                        .pull(&mut buffer)
+                        .map_err(|error| format!("at block byte {offset}: {error:?}"))?
+                    {
                         content.extend_from_slice(chunk);
                     }
                 }
                 if link_tag {
-                    let cid_bytes = content.strip_prefix(&[0u8]).ok_or(format!("link at block byte {offset} lacks the 0x00 multibase prefix"))?;
-                    let cid = Cid::try_from(cid_bytes).map_err(|error| format!("link at block byte {offset}: {error}"))?;
+                    let cid_bytes = content.strip_prefix(&[0u8]).ok_or(format!(
+                        "link at block byte {offset} lacks the 0x00 multibase prefix"
+                    ))?;
+                    let cid = Cid::try_from(cid_bytes)
+                        .map_err(|error| format!("link at block byte {offset}: {error}"))?;
                     out.push(cid);
                 }
             }
@@ -227,10 +246,21 @@ mod tests {
     #[test]
     fn identity_cids_verify_by_comparison() {
         let data = b"fil/1/account".to_vec();
-        let cid = Cid::new_v1(RAW, multihash_codetable::Multihash::wrap(IDENTITY, &data).unwrap());
-        let block = CarBlock { cid, data: data.clone(), offset: 0 };
+        let cid = Cid::new_v1(
+            RAW,
+            multihash_codetable::Multihash::wrap(IDENTITY, &data).unwrap(),
+        );
+        let block = CarBlock {
+            cid,
+            data: data.clone(),
+            offset: 0,
+        };
         assert_eq!(recompute_cid(&block), Ok(cid));
-        let wrong = CarBlock { cid, data: b"fil/1/miner".to_vec(), offset: 0 };
+        let wrong = CarBlock {
+            cid,
+            data: b"fil/1/miner".to_vec(),
+            offset: 0,
+        };
         assert_ne!(recompute_cid(&wrong), Ok(cid));
     }
 }

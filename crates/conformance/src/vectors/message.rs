@@ -84,15 +84,35 @@ pub enum MessageError {
     },
 }
 
-const UNSIGNED_FIELDS: [&str; 10] =
-    ["version", "to", "from", "nonce", "value", "gas_limit", "gas_fee_cap", "gas_premium", "method", "params"];
-const LEGACY_FIELDS: [&str; 9] =
-    ["version", "to", "from", "nonce", "value", "gas_price", "gas_limit", "method", "params"];
+const UNSIGNED_FIELDS: [&str; 10] = [
+    "version",
+    "to",
+    "from",
+    "nonce",
+    "value",
+    "gas_limit",
+    "gas_fee_cap",
+    "gas_premium",
+    "method",
+    "params",
+];
+const LEGACY_FIELDS: [&str; 9] = [
+    "version",
+    "to",
+    "from",
+    "nonce",
+    "value",
+    "gas_price",
+    "gas_limit",
+    "method",
+    "params",
+];
 
 impl Message {
     /// Decodes a message from its DAG-CBOR bytes.
     pub fn decode(bytes: &[u8]) -> Result<Message, MessageError> {
-        let ipld: Ipld = serde_ipld_dagcbor::from_slice(bytes).map_err(|error| MessageError::Cbor(error.to_string()))?;
+        let ipld: Ipld = serde_ipld_dagcbor::from_slice(bytes)
+            .map_err(|error| MessageError::Cbor(error.to_string()))?;
         Message::from_ipld(&ipld)
     }
 
@@ -108,7 +128,10 @@ impl Message {
                 Ok(message)
             }
             fields if fields.len() == UNSIGNED_FIELDS.len() => {
-                let f = Fields { fields, names: &UNSIGNED_FIELDS };
+                let f = Fields {
+                    fields,
+                    names: &UNSIGNED_FIELDS,
+                };
                 Ok(Message {
                     form: MessageForm::Unsigned,
                     version: f.unsigned(0)?,
@@ -125,7 +148,10 @@ impl Message {
                 })
             }
             fields if fields.len() == LEGACY_FIELDS.len() => {
-                let f = Fields { fields, names: &LEGACY_FIELDS };
+                let f = Fields {
+                    fields,
+                    names: &LEGACY_FIELDS,
+                };
                 Ok(Message {
                     form: MessageForm::LegacyGasPrice,
                     version: f.unsigned(0)?,
@@ -141,7 +167,10 @@ impl Message {
                     signature: None,
                 })
             }
-            fields => Err(MessageError::Shape(format!("an array of {} items", fields.len()))),
+            fields => Err(MessageError::Shape(format!(
+                "an array of {} items",
+                fields.len()
+            ))),
         }
     }
 
@@ -178,7 +207,11 @@ impl fmt::Display for Message {
         )?;
         match self.form {
             MessageForm::LegacyGasPrice => write!(f, "gas price {}", self.gas_fee_cap)?,
-            _ => write!(f, "fee cap {} premium {}", self.gas_fee_cap, self.gas_premium)?,
+            _ => write!(
+                f,
+                "fee cap {} premium {}",
+                self.gas_fee_cap, self.gas_premium
+            )?,
         }
         write!(f, " params {} B", self.params.len())?;
         if let Some(signature) = &self.signature {
@@ -229,7 +262,11 @@ struct Fields<'a> {
 
 impl Fields<'_> {
     fn error(&self, index: usize, reason: String) -> MessageError {
-        MessageError::Field { index, name: self.names[index], reason }
+        MessageError::Field {
+            index,
+            name: self.names[index],
+            reason,
+        }
     }
 
     fn integer(&self, index: usize) -> Result<i128, MessageError> {
@@ -241,12 +278,14 @@ impl Fields<'_> {
 
     fn unsigned(&self, index: usize) -> Result<u64, MessageError> {
         let value = self.integer(index)?;
-        u64::try_from(value).map_err(|_| self.error(index, format!("{value} is not an unsigned 64-bit integer")))
+        u64::try_from(value)
+            .map_err(|_| self.error(index, format!("{value} is not an unsigned 64-bit integer")))
     }
 
     fn signed(&self, index: usize) -> Result<i64, MessageError> {
         let value = self.integer(index)?;
-        i64::try_from(value).map_err(|_| self.error(index, format!("{value} is not a signed 64-bit integer")))
+        i64::try_from(value)
+            .map_err(|_| self.error(index, format!("{value} is not a signed 64-bit integer")))
     }
 
     fn bytes(&self, index: usize) -> Result<Vec<u8>, MessageError> {
@@ -258,7 +297,11 @@ impl Fields<'_> {
 
     fn address(&self, index: usize) -> Result<Address, MessageError> {
         let bytes = self.bytes(index)?;
-        Address::from_bytes(&bytes).map_err(|source| MessageError::Address { index, name: self.names[index], source })
+        Address::from_bytes(&bytes).map_err(|source| MessageError::Address {
+            index,
+            name: self.names[index],
+            source,
+        })
     }
 
     fn token_amount(&self, index: usize) -> Result<BigInt, MessageError> {
@@ -275,7 +318,9 @@ mod tests {
     #[test]
     fn the_corpus_transfer_message_decodes() {
         // apply_messages[0] of transfer/self_transfer--id-to-id-addresses--genesis.json.
-        let bytes = base64::engine::general_purpose::STANDARD.decode("igBCAGRCAGQAQgAKGjuaygBCAMhCAAEAQA==").unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode("igBCAGRCAGQAQgAKGjuaygBCAMhCAAEAQA==")
+            .unwrap();
         let message = Message::decode(&bytes).unwrap();
         assert_eq!(message.form, MessageForm::Unsigned);
         assert_eq!(message.to.to_string(), "f0100");
@@ -290,8 +335,16 @@ mod tests {
 
     #[test]
     fn token_amounts_round_trip_with_sign() {
-        for value in [BigInt::from(0), BigInt::from(1), BigInt::from(-300), BigInt::from(10).pow(35)] {
-            assert_eq!(token_amount_from_bytes(&token_amount_bytes(&value)).unwrap(), value);
+        for value in [
+            BigInt::from(0),
+            BigInt::from(1),
+            BigInt::from(-300),
+            BigInt::from(10).pow(35),
+        ] {
+            assert_eq!(
+                token_amount_from_bytes(&token_amount_bytes(&value)).unwrap(),
+                value
+            );
         }
         assert!(token_amount_from_bytes(&[2, 1]).is_err());
     }
@@ -299,13 +352,22 @@ mod tests {
     #[test]
     fn wrong_shapes_name_the_field() {
         let not_list = serde_ipld_dagcbor::to_vec(&Ipld::Integer(3)).unwrap();
-        assert!(matches!(Message::decode(&not_list), Err(MessageError::Shape(_))));
+        assert!(matches!(
+            Message::decode(&not_list),
+            Err(MessageError::Shape(_))
+        ));
         let mut fields: Vec<Ipld> = (0..10).map(|_| Ipld::Integer(0)).collect();
         let bad = serde_ipld_dagcbor::to_vec(&Ipld::List(fields.clone())).unwrap();
         let error = Message::decode(&bad).unwrap_err();
-        assert_eq!(error.to_string(), "field 1 (to): expected bytes, found an integer");
+        assert_eq!(
+            error.to_string(),
+            "field 1 (to): expected bytes, found an integer"
+        );
         fields[1] = Ipld::Bytes(vec![7]);
         let bad = serde_ipld_dagcbor::to_vec(&Ipld::List(fields)).unwrap();
-        assert!(matches!(Message::decode(&bad), Err(MessageError::Address { index: 1, .. })));
+        assert!(matches!(
+            Message::decode(&bad),
+            Err(MessageError::Address { index: 1, .. })
+        ));
     }
 }

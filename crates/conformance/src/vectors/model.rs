@@ -246,7 +246,9 @@ impl ModelError {
         if path.is_empty() {
             return text;
         }
-        text.strip_prefix(&format!("{path}: ")).map(str::to_string).unwrap_or(text)
+        text.strip_prefix(&format!("{path}: "))
+            .map(str::to_string)
+            .unwrap_or(text)
     }
 }
 
@@ -366,7 +368,8 @@ impl Loader {
     }
 
     fn binary(&mut self, text: &str, path: &str) -> Vec<u8> {
-        self.record(decode_binary(text, self.binary, path).map_err(ModelError::from)).unwrap_or_default()
+        self.record(decode_binary(text, self.binary, path).map_err(ModelError::from))
+            .unwrap_or_default()
     }
 
     fn i64(&mut self, raw: Option<&RawValue>, path: &str) -> Option<i64> {
@@ -378,9 +381,10 @@ impl Loader {
     }
 
     fn cid(&mut self, text: &str, path: &str) -> Option<Cid> {
-        self.record(
-            Cid::try_from(text).map_err(|error| ModelError::Cid { path: path.to_string(), reason: error.to_string() }),
-        )
+        self.record(Cid::try_from(text).map_err(|error| ModelError::Cid {
+            path: path.to_string(),
+            reason: error.to_string(),
+        }))
     }
 }
 
@@ -388,33 +392,56 @@ impl TestVector {
     /// Loads a vector document written in `format`.
     pub fn from_json(text: &[u8], format: FormatVersion) -> Result<TestVector, Vec<ModelError>> {
         let mut deserializer = serde_json::Deserializer::from_slice(text);
-        let raw: RawVector<'_> = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-            let path = pointer_from_serde_path(&error.path().to_string());
-            let inner = error.into_inner();
-            if inner.is_syntax() || inner.is_eof() {
-                vec![ModelError::Json {
-                    message: inner.to_string().split(" at line").next().unwrap_or_default().to_string(),
-                    line: inner.line(),
-                    column: inner.column(),
-                }]
-            } else {
-                let message = inner.to_string().split(" at line").next().unwrap_or_default().to_string();
-                vec![ModelError::Shape { path, message }]
-            }
-        })?;
+        let raw: RawVector<'_> =
+            serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+                let path = pointer_from_serde_path(&error.path().to_string());
+                let inner = error.into_inner();
+                if inner.is_syntax() || inner.is_eof() {
+                    vec![ModelError::Json {
+                        message: inner
+                            .to_string()
+                            .split(" at line")
+                            .next()
+                            .unwrap_or_default()
+                            .to_string(),
+                        line: inner.line(),
+                        column: inner.column(),
+                    }]
+                } else {
+                    let message = inner
+                        .to_string()
+                        .split(" at line")
+                        .next()
+                        .unwrap_or_default()
+                        .to_string();
+                    vec![ModelError::Shape { path, message }]
+                }
+            })?;
         let binary = match format {
             FormatVersion::Seed => BinaryText::Hex,
             FormatVersion::Later => BinaryText::Base64,
         };
-        let mut loader = Loader { binary, errors: Vec::new() };
-        let class = match raw.class.as_deref() {
-            Some(text) => loader.record(VectorClass::parse(text).ok_or_else(|| ModelError::Shape {
-                path: "/class".into(),
-                message: format!("unknown class {text:?}"),
-            })),
-            None => loader.record(Err(ModelError::Shape { path: "".into(), message: "missing required class".into() })),
+        let mut loader = Loader {
+            binary,
+            errors: Vec::new(),
         };
-        let meta = raw.meta.as_ref().map(|meta| load_meta(meta, &mut loader)).unwrap_or_default();
+        let class = match raw.class.as_deref() {
+            Some(text) => {
+                loader.record(VectorClass::parse(text).ok_or_else(|| ModelError::Shape {
+                    path: "/class".into(),
+                    message: format!("unknown class {text:?}"),
+                }))
+            }
+            None => loader.record(Err(ModelError::Shape {
+                path: "".into(),
+                message: "missing required class".into(),
+            })),
+        };
+        let meta = raw
+            .meta
+            .as_ref()
+            .map(|meta| load_meta(meta, &mut loader))
+            .unwrap_or_default();
         let car_gzip = match (&raw.car_bytes, &raw.car) {
             (Some(text), _) => Some(decode_binary(text, BinaryText::Hex, "/car_bytes")),
             (None, Some(text)) => Some(decode_binary(text, BinaryText::Base64, "/car")),
@@ -428,7 +455,8 @@ impl TestVector {
             preconditions.basefee = loader.big(pre.basefee, "/preconditions/basefee");
             preconditions.circ_supply = loader.big(pre.circ_supply, "/preconditions/circ_supply");
             if let Some(tree) = &pre.state_tree {
-                preconditions.state_root = loader.cid(&tree.root_cid.cid, "/preconditions/state_tree/root_cid/~1");
+                preconditions.state_root =
+                    loader.cid(&tree.root_cid.cid, "/preconditions/state_tree/root_cid/~1");
             }
             for (index, variant) in pre.variants.iter().flatten().enumerate() {
                 let path = format!("/preconditions/variants/{index}");
@@ -445,30 +473,44 @@ impl TestVector {
             let path = format!("/apply_messages/{index}");
             let text = raw_message.get();
             if text.starts_with('"') {
-                let Some(string) = loader.record(
-                    serde_json::from_str::<String>(text)
-                        .map_err(|error| ModelError::Shape { path: path.clone(), message: error.to_string() }),
-                ) else {
+                let Some(string) =
+                    loader.record(serde_json::from_str::<String>(text).map_err(|error| {
+                        ModelError::Shape {
+                            path: path.clone(),
+                            message: error.to_string(),
+                        }
+                    }))
+                else {
                     continue;
                 };
                 let bytes = loader.binary(&string, &path);
-                apply_messages.push(ApplyMessage { bytes, epoch_offset: None, epoch: None });
+                apply_messages.push(ApplyMessage {
+                    bytes,
+                    epoch_offset: None,
+                    epoch: None,
+                });
             } else {
-                let Some(object) = loader.record(serde_json::from_str::<RawMessageObject<'_>>(text).map_err(|error| {
-                    ModelError::Shape {
-                        path: path.clone(),
-                        message: format!(
+                let Some(object) =
+                    loader.record(serde_json::from_str::<RawMessageObject<'_>>(text).map_err(
+                        |error| ModelError::Shape {
+                            path: path.clone(),
+                            message: format!(
                             "expected a message string or {{bytes, epoch_offset}}: {}",
                             error.to_string().split(" at line").next().unwrap_or_default()
                         ),
-                    }
-                })) else {
+                        },
+                    ))
+                else {
                     continue;
                 };
                 let bytes = loader.binary(&object.bytes, &format!("{path}/bytes"));
                 let epoch_offset = loader.i64(object.epoch_offset, &format!("{path}/epoch_offset"));
                 let epoch = loader.i64(object.epoch, &format!("{path}/epoch"));
-                apply_messages.push(ApplyMessage { bytes, epoch_offset, epoch });
+                apply_messages.push(ApplyMessage {
+                    bytes,
+                    epoch_offset,
+                    epoch,
+                });
             }
         }
 
@@ -478,14 +520,20 @@ impl TestVector {
             let mut blocks = Vec::new();
             for (block_index, block) in tipset.blocks.iter().enumerate() {
                 let block_path = format!("{path}/blocks/{block_index}");
-                let win_count = loader.i64(Some(block.win_count), &format!("{block_path}/win_count")).unwrap_or_default();
+                let win_count = loader
+                    .i64(Some(block.win_count), &format!("{block_path}/win_count"))
+                    .unwrap_or_default();
                 let messages = block
                     .messages
                     .iter()
                     .enumerate()
                     .map(|(m, text)| loader.binary(text, &format!("{block_path}/messages/{m}")))
                     .collect();
-                blocks.push(TipsetBlock { miner_addr: block.miner_addr.clone(), win_count, messages });
+                blocks.push(TipsetBlock {
+                    miner_addr: block.miner_addr.clone(),
+                    win_count,
+                    messages,
+                });
             }
             apply_tipsets.push(ApplyTipset {
                 epoch_offset: loader.i64(tipset.epoch_offset, &format!("{path}/epoch_offset")),
@@ -497,23 +545,39 @@ impl TestVector {
         let mut postconditions = Postconditions::default();
         if let Some(post) = &raw.postconditions {
             if let Some(tree) = &post.state_tree {
-                postconditions.state_root = loader.cid(&tree.root_cid.cid, "/postconditions/state_tree/root_cid/~1");
+                postconditions.state_root =
+                    loader.cid(&tree.root_cid.cid, "/postconditions/state_tree/root_cid/~1");
             }
             for (index, receipt) in post.receipts.iter().flatten().enumerate() {
                 let path = format!("/postconditions/receipts/{index}");
-                postconditions.receipts.push(receipt.as_ref().map(|receipt| Receipt {
-                    exit_code: loader.i64(Some(receipt.exit_code), &format!("{path}/exit_code")).unwrap_or_default(),
-                    return_data: loader.binary(&receipt.return_data, &format!("{path}/return")),
-                    gas_used: loader.i64(Some(receipt.gas_used), &format!("{path}/gas_used")).unwrap_or_default(),
-                }));
+                postconditions
+                    .receipts
+                    .push(receipt.as_ref().map(|receipt| {
+                        Receipt {
+                            exit_code: loader
+                                .i64(Some(receipt.exit_code), &format!("{path}/exit_code"))
+                                .unwrap_or_default(),
+                            return_data: loader
+                                .binary(&receipt.return_data, &format!("{path}/return")),
+                            gas_used: loader
+                                .i64(Some(receipt.gas_used), &format!("{path}/gas_used"))
+                                .unwrap_or_default(),
+                        }
+                    }));
             }
             for (index, root) in post.receipts_roots.iter().flatten().enumerate() {
-                if let Some(cid) = loader.cid(&root.cid, &format!("/postconditions/receipts_roots/{index}/~1")) {
+                if let Some(cid) = loader.cid(
+                    &root.cid,
+                    &format!("/postconditions/receipts_roots/{index}/~1"),
+                ) {
                     postconditions.receipts_roots.push(cid);
                 }
             }
             for (index, failure) in post.apply_message_failures.iter().flatten().enumerate() {
-                if let Some(value) = loader.i64(Some(failure), &format!("/postconditions/apply_message_failures/{index}")) {
+                if let Some(value) = loader.i64(
+                    Some(failure),
+                    &format!("/postconditions/apply_message_failures/{index}"),
+                ) {
                     postconditions.apply_message_failures.push(value);
                 }
             }
@@ -558,7 +622,10 @@ impl TestVector {
         for (t, tipset) in self.apply_tipsets.iter().enumerate() {
             for (b, block) in tipset.blocks.iter().enumerate() {
                 for (m, bytes) in block.messages.iter().enumerate() {
-                    out.push((format!("/apply_tipsets/{t}/blocks/{b}/messages/{m}"), bytes.as_slice()));
+                    out.push((
+                        format!("/apply_tipsets/{t}/blocks/{b}/messages/{m}"),
+                        bytes.as_slice(),
+                    ));
                 }
             }
         }
@@ -572,7 +639,9 @@ impl TestVector {
             BinaryText::Base64 => encode_base64(bytes),
         };
         let number = |text: String| RawValue::from_string(text).ok();
-        let cid = |cid: &Cid| OutCid { cid: cid.to_string() };
+        let cid = |cid: &Cid| OutCid {
+            cid: cid.to_string(),
+        };
         let meta = (self.meta != VectorMeta::default()).then(|| {
             let mut map = serde_json::Map::new();
             for (key, value) in [
@@ -619,34 +688,45 @@ impl TestVector {
             selector: self.selector.clone(),
             hints: (!self.hints.is_empty()).then(|| self.hints.clone()),
             meta,
-            car_bytes: if self.format == FormatVersion::Seed { car.clone() } else { None },
-            car: if self.format == FormatVersion::Later { car } else { None },
+            car_bytes: if self.format == FormatVersion::Seed {
+                car.clone()
+            } else {
+                None
+            },
+            car: if self.format == FormatVersion::Later {
+                car
+            } else {
+                None
+            },
             preconditions: OutPreconditions {
                 epoch: pre.epoch,
                 variants: (!pre.variants.is_empty()).then(|| pre.variants.clone()),
-                state_tree: pre.state_root.as_ref().map(|root| OutStateTree { root_cid: cid(root) }),
+                state_tree: pre.state_root.as_ref().map(|root| OutStateTree {
+                    root_cid: cid(root),
+                }),
                 basefee: pre.basefee.as_ref().and_then(|v| number(v.to_string())),
                 circ_supply: pre.circ_supply.as_ref().and_then(|v| number(v.to_string())),
             },
-            apply_messages: (!self.apply_messages.is_empty() || self.class == VectorClass::Message).then(|| {
-                self.apply_messages
-                    .iter()
-                    .map(|m| match self.format {
-                        FormatVersion::Seed => Value::String(binary(&m.bytes)),
-                        FormatVersion::Later => {
-                            let mut object = serde_json::Map::new();
-                            object.insert("bytes".into(), Value::String(binary(&m.bytes)));
-                            if let Some(offset) = m.epoch_offset {
-                                object.insert("epoch_offset".into(), Value::from(offset));
+            apply_messages: (!self.apply_messages.is_empty() || self.class == VectorClass::Message)
+                .then(|| {
+                    self.apply_messages
+                        .iter()
+                        .map(|m| match self.format {
+                            FormatVersion::Seed => Value::String(binary(&m.bytes)),
+                            FormatVersion::Later => {
+                                let mut object = serde_json::Map::new();
+                                object.insert("bytes".into(), Value::String(binary(&m.bytes)));
+                                if let Some(offset) = m.epoch_offset {
+                                    object.insert("epoch_offset".into(), Value::from(offset));
+                                }
+                                if let Some(epoch) = m.epoch {
+                                    object.insert("epoch".into(), Value::from(epoch));
+                                }
+                                Value::Object(object)
                             }
-                            if let Some(epoch) = m.epoch {
-                                object.insert("epoch".into(), Value::from(epoch));
-                            }
-                            Value::Object(object)
-                        }
-                    })
-                    .collect()
-            }),
+                        })
+                        .collect()
+                }),
             apply_tipsets: (!self.apply_tipsets.is_empty()).then(|| {
                 self.apply_tipsets
                     .iter()
@@ -666,7 +746,13 @@ impl TestVector {
                     .collect()
             }),
             postconditions: OutPostconditions {
-                state_tree: self.postconditions.state_root.as_ref().map(|root| OutStateTree { root_cid: cid(root) }),
+                state_tree: self
+                    .postconditions
+                    .state_root
+                    .as_ref()
+                    .map(|root| OutStateTree {
+                        root_cid: cid(root),
+                    }),
                 receipts: Some(
                     self.postconditions
                         .receipts
@@ -697,8 +783,14 @@ fn load_meta(meta: &Value, loader: &mut Loader) -> VectorMeta {
     let text = |key: &str| meta.get(key).and_then(Value::as_str).map(str::to_string);
     let entry = |value: &Value| {
         (
-            value.get("source").and_then(Value::as_str).map(str::to_string),
-            value.get("version").and_then(Value::as_str).map(str::to_string),
+            value
+                .get("source")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            value
+                .get("version")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         )
     };
     let (generation, generation_is_object) = match meta.get("gen") {
@@ -716,7 +808,12 @@ fn load_meta(meta: &Value, loader: &mut Loader) -> VectorMeta {
     let tags = meta
         .get("tags")
         .and_then(Value::as_array)
-        .map(|tags| tags.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|tags| {
+            tags.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     VectorMeta {
         id: text("id"),
@@ -859,9 +956,16 @@ mod tests {
         let vector = TestVector::from_json(SEED.as_bytes(), FormatVersion::Seed).unwrap();
         assert_eq!(vector.class, VectorClass::Message);
         assert_eq!(vector.apply_messages[0].bytes, vec![0x8a, 0x00]);
-        assert_eq!(vector.postconditions.receipts[0].as_ref().unwrap().exit_code, 10);
+        assert_eq!(
+            vector.postconditions.receipts[0]
+                .as_ref()
+                .unwrap()
+                .exit_code,
+            10
+        );
         assert!(vector.meta.generation_is_object);
-        let again = TestVector::from_json(vector.to_json().as_bytes(), FormatVersion::Seed).unwrap();
+        let again =
+            TestVector::from_json(vector.to_json().as_bytes(), FormatVersion::Seed).unwrap();
         assert_eq!(again, vector);
     }
 
@@ -869,10 +973,19 @@ mod tests {
     fn big_numbers_survive_loading_and_writing_exactly() {
         let text = r#"{"class":"message","car":"","preconditions":{"basefee":300000000000000000000000000000000001,"circ_supply":463973544302560247587615610},"apply_messages":[]}"#;
         let vector = TestVector::from_json(text.as_bytes(), FormatVersion::Later).unwrap();
-        assert_eq!(vector.preconditions.basefee.as_ref().unwrap().to_string(), "300000000000000000000000000000000001");
+        assert_eq!(
+            vector.preconditions.basefee.as_ref().unwrap().to_string(),
+            "300000000000000000000000000000000001"
+        );
         let written = vector.to_json();
-        assert!(written.contains("300000000000000000000000000000000001"), "{written}");
-        assert_eq!(TestVector::from_json(written.as_bytes(), FormatVersion::Later).unwrap(), vector);
+        assert!(
+            written.contains("300000000000000000000000000000000001"),
+            "{written}"
+        );
+        assert_eq!(
+            TestVector::from_json(written.as_bytes(), FormatVersion::Later).unwrap(),
+            vector
+        );
     }
 
     #[test]
@@ -881,22 +994,36 @@ mod tests {
             "apply_messages":["0x00","nothex"],"postconditions":{"receipts":[{"exit_code":0,"return":"0xGG","gas_used":1}]}}"#;
         let errors = TestVector::from_json(text.as_bytes(), FormatVersion::Seed).unwrap_err();
         let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        for path in ["/car_bytes", "/preconditions/epoch", "/apply_messages/1", "/postconditions/receipts/0/return"] {
-            assert!(text.iter().any(|t| t.starts_with(path)), "{path} missing from {text:?}");
+        for path in [
+            "/car_bytes",
+            "/preconditions/epoch",
+            "/apply_messages/1",
+            "/postconditions/receipts/0/return",
+        ] {
+            assert!(
+                text.iter().any(|t| t.starts_with(path)),
+                "{path} missing from {text:?}"
+            );
         }
     }
 
     #[test]
     fn wrong_json_types_name_their_path() {
         let errors = TestVector::from_json(br#"{"class":"message","postconditions":{"receipts":[{"exit_code":0,"return":5,"gas_used":1}]}}"#, FormatVersion::Later).unwrap_err();
-        assert!(matches!(&errors[0], ModelError::Shape { path, .. } if path == "/postconditions/receipts/0/return"), "{errors:?}");
+        assert!(
+            matches!(&errors[0], ModelError::Shape { path, .. } if path == "/postconditions/receipts/0/return"),
+            "{errors:?}"
+        );
         let errors = TestVector::from_json(b"{\"class\": ", FormatVersion::Later).unwrap_err();
         assert!(matches!(errors[0], ModelError::Json { line: 1, .. }));
     }
 
     #[test]
     fn serde_paths_become_json_pointers() {
-        assert_eq!(pointer_from_serde_path("postconditions.receipts[0].return"), "/postconditions/receipts/0/return");
+        assert_eq!(
+            pointer_from_serde_path("postconditions.receipts[0].return"),
+            "/postconditions/receipts/0/return"
+        );
         assert_eq!(pointer_from_serde_path("."), "");
     }
 }

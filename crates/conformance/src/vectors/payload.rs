@@ -83,7 +83,9 @@ impl PayloadError {
 pub fn decode_hex(text: &str, path: &str) -> Result<Vec<u8>, PayloadError> {
     let digits = text
         .strip_prefix("0x")
-        .ok_or_else(|| PayloadError::MissingHexPrefix { path: path.to_string() })?;
+        .ok_or_else(|| PayloadError::MissingHexPrefix {
+            path: path.to_string(),
+        })?;
     if let Some(offset) = digits.bytes().position(|b| b.is_ascii_uppercase()) {
         return Err(PayloadError::Hex {
             path: path.to_string(),
@@ -96,7 +98,11 @@ pub fn decode_hex(text: &str, path: &str) -> Result<Vec<u8>, PayloadError> {
             hex::FromHexError::InvalidHexCharacter { index, .. } => index,
             _ => digits.len(),
         };
-        PayloadError::Hex { path: path.to_string(), offset, reason: error.to_string() }
+        PayloadError::Hex {
+            path: path.to_string(),
+            offset,
+            reason: error.to_string(),
+        }
     })
 }
 
@@ -104,11 +110,18 @@ pub fn decode_hex(text: &str, path: &str) -> Result<Vec<u8>, PayloadError> {
 pub fn decode_base64(text: &str, path: &str) -> Result<Vec<u8>, PayloadError> {
     base64::engine::general_purpose::STANDARD
         .decode(text)
-        .map_err(|error| PayloadError::Base64 { path: path.to_string(), reason: error.to_string() })
+        .map_err(|error| PayloadError::Base64 {
+            path: path.to_string(),
+            reason: error.to_string(),
+        })
 }
 
 /// Decodes a binary field written in `encoding`.
-pub fn decode_binary(text: &str, encoding: BinaryText, path: &str) -> Result<Vec<u8>, PayloadError> {
+pub fn decode_binary(
+    text: &str,
+    encoding: BinaryText,
+    path: &str,
+) -> Result<Vec<u8>, PayloadError> {
     match encoding {
         BinaryText::Hex => decode_hex(text, path),
         BinaryText::Base64 => decode_base64(text, path),
@@ -133,14 +146,29 @@ pub fn looks_gzipped(bytes: &[u8]) -> bool {
 /// Decompresses a gzip stream (all members), checking the magic number first.
 pub fn gunzip(bytes: &[u8], path: &str) -> Result<Vec<u8>, PayloadError> {
     if !looks_gzipped(bytes) {
-        let found = bytes.iter().take(4).map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ");
-        let found = if found.is_empty() { "nothing (empty)".to_string() } else { found };
-        return Err(PayloadError::NotGzip { path: path.to_string(), found });
+        let found = bytes
+            .iter()
+            .take(4)
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let found = if found.is_empty() {
+            "nothing (empty)".to_string()
+        } else {
+            found
+        };
+        return Err(PayloadError::NotGzip {
+            path: path.to_string(),
+            found,
+        });
     }
     let mut out = Vec::with_capacity(bytes.len() * 4);
     flate2::read::MultiGzDecoder::new(bytes)
         .read_to_end(&mut out)
-        .map_err(|error| PayloadError::Gzip { path: path.to_string(), reason: error.to_string() })?;
+        .map_err(|error| PayloadError::Gzip {
+            path: path.to_string(),
+            reason: error.to_string(),
+        })?;
     Ok(out)
 }
 
@@ -161,19 +189,41 @@ mod tests {
     fn hex_needs_the_prefix_and_lowercase_digits() {
         assert_eq!(decode_hex("0x", "/a").unwrap(), Vec::<u8>::new());
         assert_eq!(decode_hex("0xa1b2", "/a").unwrap(), vec![0xa1, 0xb2]);
-        assert!(matches!(decode_hex("a1", "/a"), Err(PayloadError::MissingHexPrefix { .. })));
-        assert!(matches!(decode_hex("0xA1", "/a"), Err(PayloadError::Hex { offset: 0, .. })));
+        assert!(matches!(
+            decode_hex("a1", "/a"),
+            Err(PayloadError::MissingHexPrefix { .. })
+        ));
+        assert!(matches!(
+            decode_hex("0xA1", "/a"),
+            Err(PayloadError::Hex { offset: 0, .. })
+        ));
         let error = decode_hex("0xa1zz", "/car_bytes").unwrap_err();
-        assert!(error.to_string().starts_with("/car_bytes: invalid hex at character 2"), "{error}");
-        assert!(matches!(decode_hex("0xa", "/a"), Err(PayloadError::Hex { .. })));
+        assert!(
+            error
+                .to_string()
+                .starts_with("/car_bytes: invalid hex at character 2"),
+            "{error}"
+        );
+        assert!(matches!(
+            decode_hex("0xa", "/a"),
+            Err(PayloadError::Hex { .. })
+        ));
     }
 
     #[test]
     fn base64_is_standard_and_padded() {
         assert_eq!(decode_base64("", "/r").unwrap(), Vec::<u8>::new());
-        assert_eq!(decode_base64("hBkCFvQAQA==", "/r").unwrap(), vec![0x84, 0x19, 0x02, 0x16, 0xf4, 0x00, 0x40]);
+        assert_eq!(
+            decode_base64("hBkCFvQAQA==", "/r").unwrap(),
+            vec![0x84, 0x19, 0x02, 0x16, 0xf4, 0x00, 0x40]
+        );
         assert!(decode_base64("hBkCFvQAQA", "/r").is_err());
-        assert!(decode_base64("h_kC", "/r").unwrap_err().to_string().starts_with("/r: invalid base64"));
+        assert!(
+            decode_base64("h_kC", "/r")
+                .unwrap_err()
+                .to_string()
+                .starts_with("/r: invalid base64")
+        );
     }
 
     #[test]
@@ -182,7 +232,13 @@ mod tests {
         let packed = gzip(&data);
         assert_eq!(gunzip(&packed, "/car").unwrap(), data);
         let error = gunzip(&[0x89, 0x00], "/car").unwrap_err();
-        assert_eq!(error.to_string(), "/car: not gzip data (starts with 89 00, gzip starts with 1f 8b)");
-        assert!(matches!(gunzip(&packed[..packed.len() - 6], "/car"), Err(PayloadError::Gzip { .. })));
+        assert_eq!(
+            error.to_string(),
+            "/car: not gzip data (starts with 89 00, gzip starts with 1f 8b)"
+        );
+        assert!(matches!(
+            gunzip(&packed[..packed.len() - 6], "/car"),
+            Err(PayloadError::Gzip { .. })
+        ));
     }
 }

@@ -35,17 +35,30 @@ impl std::str::FromStr for Perturbation {
             "return" => Perturbation::Return,
             "state-root" => Perturbation::StateRoot,
             "drop-receipt" => Perturbation::DropReceipt,
-            other => return Err(format!("unknown perturbation {other:?} (gas, exit-code, return, state-root, drop-receipt)")),
+            other => {
+                return Err(format!(
+                    "unknown perturbation {other:?} (gas, exit-code, return, state-root, drop-receipt)"
+                ));
+            }
         })
     }
 }
 
 /// The answer the replay driver gives to one request.
 pub fn answer(request: &DriverRequest, perturbation: Option<Perturbation>) -> DriverResponse {
-    let fail = |error: String| DriverResponse { request: Some(request.request), error: Some(error), ..DriverResponse::default() };
+    let fail = |error: String| DriverResponse {
+        request: Some(request.request),
+        error: Some(error),
+        ..DriverResponse::default()
+    };
     let text = match std::fs::read(&request.vector.path) {
         Ok(text) => text,
-        Err(error) => return fail(format!("replay driver cannot read {}: {error}", request.vector.path)),
+        Err(error) => {
+            return fail(format!(
+                "replay driver cannot read {}: {error}",
+                request.vector.path
+            ));
+        }
     };
     let format = match serde_json::from_slice::<serde_json::Value>(&text) {
         Ok(document) => detect_format(&document),
@@ -53,7 +66,12 @@ pub fn answer(request: &DriverRequest, perturbation: Option<Perturbation>) -> Dr
     };
     let vector = match TestVector::from_json(&text, format) {
         Ok(vector) => vector,
-        Err(errors) => return fail(format!("{} does not load: {}", request.vector.path, errors[0])),
+        Err(errors) => {
+            return fail(format!(
+                "{} does not load: {}",
+                request.vector.path, errors[0]
+            ));
+        }
     };
     let mut receipts: Vec<Option<ResponseReceipt>> = vector
         .postconditions
@@ -94,8 +112,14 @@ pub fn answer(request: &DriverRequest, perturbation: Option<Perturbation>) -> Dr
         }
         None => {}
     }
-    let receipts_roots = (!vector.postconditions.receipts_roots.is_empty())
-        .then(|| vector.postconditions.receipts_roots.iter().map(ToString::to_string).collect());
+    let receipts_roots = (!vector.postconditions.receipts_roots.is_empty()).then(|| {
+        vector
+            .postconditions
+            .receipts_roots
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    });
     DriverResponse {
         request: Some(request.request),
         receipts: Some(receipts),
@@ -107,7 +131,11 @@ pub fn answer(request: &DriverRequest, perturbation: Option<Perturbation>) -> Dr
 }
 
 /// Serves the protocol: one request per input line, one response per output line, until input ends.
-pub fn serve(input: impl BufRead, mut output: impl Write, perturbation: Option<Perturbation>) -> std::io::Result<()> {
+pub fn serve(
+    input: impl BufRead,
+    mut output: impl Write,
+    perturbation: Option<Perturbation>,
+) -> std::io::Result<()> {
     for line in input.lines() {
         let line = line?;
         if line.trim().is_empty() {
@@ -115,7 +143,10 @@ pub fn serve(input: impl BufRead, mut output: impl Write, perturbation: Option<P
         }
         let response = match serde_json::from_str::<DriverRequest>(&line) {
             Ok(request) => answer(&request, perturbation),
-            Err(error) => DriverResponse { error: Some(format!("not a request: {error}")), ..DriverResponse::default() },
+            Err(error) => DriverResponse {
+                error: Some(format!("not a request: {error}")),
+                ..DriverResponse::default()
+            },
         };
         let text = serde_json::to_string(&response).map_err(std::io::Error::other)?;
         writeln!(output, "{text}")?;
@@ -131,7 +162,10 @@ pub struct ReplayDriver {
 }
 
 impl super::driver::Driver for ReplayDriver {
-    fn exchange(&mut self, request: &DriverRequest) -> Result<DriverResponse, super::driver::DriverError> {
+    fn exchange(
+        &mut self,
+        request: &DriverRequest,
+    ) -> Result<DriverResponse, super::driver::DriverError> {
         Ok(answer(request, self.perturbation))
     }
 }

@@ -22,13 +22,20 @@ pub struct Finding {
 impl Finding {
     /// A finding at a location.
     pub fn new(at: impl Into<String>, message: impl Into<String>) -> Finding {
-        Finding { at: at.into(), message: message.into() }
+        Finding {
+            at: at.into(),
+            message: message.into(),
+        }
     }
 }
 
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.at.is_empty() { write!(f, "{}", self.message) } else { write!(f, "{}: {}", self.at, self.message) }
+        if self.at.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.at, self.message)
+        }
     }
 }
 
@@ -111,11 +118,18 @@ impl fmt::Display for VectorReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let status = if self.passed() { "ok  " } else { "FAIL" };
         write!(f, "{status} {}", self.path)?;
-        let format = self.format.map(FormatVersion::label).unwrap_or("unrecognised");
+        let format = self
+            .format
+            .map(FormatVersion::label)
+            .unwrap_or("unrecognised");
         let class = self.class.as_deref().unwrap_or("?");
         write!(f, "  [{format}, {class}")?;
         if self.stats.blocks > 0 {
-            write!(f, ", {} blocks verified of {}", self.stats.verified_blocks, self.stats.blocks)?;
+            write!(
+                f,
+                ", {} blocks verified of {}",
+                self.stats.verified_blocks, self.stats.blocks
+            )?;
         }
         write!(f, ", {} msg]", self.stats.messages)?;
         if let Some(first) = self.failures.first() {

@@ -48,7 +48,11 @@ pub struct SchemaViolation {
 
 impl std::fmt::Display for SchemaViolation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let path = if self.path.is_empty() { "/" } else { &self.path };
+        let path = if self.path.is_empty() {
+            "/"
+        } else {
+            &self.path
+        };
         write!(f, "{path}: {} (schema {})", self.message, self.schema_path)
     }
 }
@@ -100,15 +104,21 @@ impl NamedSchema {
     /// Compiles a draft-07 schema document.
     pub fn compile(name: impl Into<String>, document: &Value) -> Result<NamedSchema, SchemaError> {
         let name = name.into();
-        let validator = jsonschema::draft7::new(document)
-            .map_err(|error| SchemaError::Invalid { name: name.clone(), message: error.to_string() })?;
+        let validator =
+            jsonschema::draft7::new(document).map_err(|error| SchemaError::Invalid {
+                name: name.clone(),
+                message: error.to_string(),
+            })?;
         Ok(NamedSchema { name, validator })
     }
 
     /// Reads and compiles a schema file.
     pub fn load(path: &Path) -> Result<NamedSchema, SchemaError> {
         let document = read_json(path)?;
-        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         NamedSchema::compile(name, &document)
     }
 
@@ -151,7 +161,11 @@ pub const HEAD_SCHEMA: &str = "filecoin-vectors/test-vectors/schema-head.json";
 impl SchemaSet {
     /// Builds a set from already compiled schemas.
     pub fn new(seed: NamedSchema, later: Option<NamedSchema>) -> SchemaSet {
-        SchemaSet { seed, later, notes: Vec::new() }
+        SchemaSet {
+            seed,
+            later,
+            notes: Vec::new(),
+        }
     }
 
     /// Loads the seed schema and, if given, the later one from files.
@@ -167,13 +181,18 @@ impl SchemaSet {
     /// JSON upstream, which is recorded in [`SchemaSet::notes`] rather than failing.
     pub fn from_shared_dir() -> Result<SchemaSet, SchemaError> {
         let data = crate::data::shared_data_dir().map_err(SchemaError::SharedData)?;
-        let shared = data.parent().map(Path::to_path_buf).unwrap_or_else(|| data.join(".."));
+        let shared = data
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| data.join(".."));
         let mut set = SchemaSet::load(&shared.join(SEED_SCHEMA), Some(&data.join(LATER_SCHEMA)))?;
         let head = data.join(HEAD_SCHEMA);
         if head.exists()
             && let Err(error) = NamedSchema::load(&head)
         {
-            set.notes.push(format!("{error}; later vectors are validated against {LATER_SCHEMA} instead"));
+            set.notes.push(format!(
+                "{error}; later vectors are validated against {LATER_SCHEMA} instead"
+            ));
         }
         Ok(set)
     }
@@ -199,7 +218,10 @@ pub fn detect_format(document: &Value) -> FormatVersion {
     if object.contains_key("car_bytes") {
         return FormatVersion::Seed;
     }
-    if object.contains_key("car") || object.contains_key("apply_tipsets") || object.contains_key("randomness") {
+    if object.contains_key("car")
+        || object.contains_key("apply_tipsets")
+        || object.contains_key("randomness")
+    {
         return FormatVersion::Later;
     }
     match object.get("class").and_then(Value::as_str) {
@@ -207,7 +229,11 @@ pub fn detect_format(document: &Value) -> FormatVersion {
         Some("message" | "blockseq") => return FormatVersion::Later,
         _ => {}
     }
-    match object.get("apply_messages").and_then(Value::as_array).and_then(|items| items.first()) {
+    match object
+        .get("apply_messages")
+        .and_then(Value::as_array)
+        .and_then(|items| items.first())
+    {
         Some(Value::Object(_)) => FormatVersion::Later,
         _ => FormatVersion::Seed,
     }
@@ -215,10 +241,18 @@ pub fn detect_format(document: &Value) -> FormatVersion {
 
 /// Reads a JSON file, reporting syntax errors with line and column.
 pub fn read_json(path: &Path) -> Result<Value, SchemaError> {
-    let text = std::fs::read(path).map_err(|source| SchemaError::Read { path: path.to_path_buf(), source })?;
+    let text = std::fs::read(path).map_err(|source| SchemaError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     serde_json::from_slice(&text).map_err(|error| SchemaError::Json {
         path: path.to_path_buf(),
-        message: error.to_string().split(" at line").next().unwrap_or_default().to_string(),
+        message: error
+            .to_string()
+            .split(" at line")
+            .next()
+            .unwrap_or_default()
+            .to_string(),
         line: error.line(),
         column: error.column(),
     })
@@ -244,11 +278,26 @@ mod tests {
 
     #[test]
     fn format_is_recognised_from_shape() {
-        assert_eq!(detect_format(&json!({"class": "messages", "car_bytes": "0x"})), FormatVersion::Seed);
-        assert_eq!(detect_format(&json!({"class": "message", "car": ""})), FormatVersion::Later);
-        assert_eq!(detect_format(&json!({"class": "tipset", "apply_tipsets": []})), FormatVersion::Later);
-        assert_eq!(detect_format(&json!({"class": "tipset"})), FormatVersion::Seed);
-        assert_eq!(detect_format(&json!({"apply_messages": [{"bytes": ""}]})), FormatVersion::Later);
+        assert_eq!(
+            detect_format(&json!({"class": "messages", "car_bytes": "0x"})),
+            FormatVersion::Seed
+        );
+        assert_eq!(
+            detect_format(&json!({"class": "message", "car": ""})),
+            FormatVersion::Later
+        );
+        assert_eq!(
+            detect_format(&json!({"class": "tipset", "apply_tipsets": []})),
+            FormatVersion::Later
+        );
+        assert_eq!(
+            detect_format(&json!({"class": "tipset"})),
+            FormatVersion::Seed
+        );
+        assert_eq!(
+            detect_format(&json!({"apply_messages": [{"bytes": ""}]})),
+            FormatVersion::Later
+        );
         assert_eq!(detect_format(&json!([1, 2])), FormatVersion::Seed);
     }
 
@@ -265,7 +314,10 @@ mod tests {
         let violations = schema.violations(&json!({"class": "messages", "n": 1.5}));
         let paths: Vec<&str> = violations.iter().map(|v| v.path.as_str()).collect();
         assert!(paths.contains(&"/n"), "{violations:?}");
-        assert!(paths.contains(&""), "the if/then `required` applies at the root: {violations:?}");
+        assert!(
+            paths.contains(&""),
+            "the if/then `required` applies at the root: {violations:?}"
+        );
     }
 
     #[test]

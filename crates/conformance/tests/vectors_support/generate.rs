@@ -6,11 +6,11 @@
 //! vector is consistent, not just schema-shaped: a real gzipped CAR holding
 //! both state roots, messages that decode, one receipt per message.
 
+use cid::Cid;
 use geist_conformance::vectors::address::Address;
 use geist_conformance::vectors::car::CarArchive;
 use geist_conformance::vectors::message::{Message, MessageForm};
 use geist_conformance::vectors::payload::{encode_hex, gzip};
-use cid::Cid;
 use ipld_core::ipld::Ipld;
 use multihash_codetable::{Code, MultihashDigest as _};
 use num_bigint::BigInt;
@@ -58,7 +58,10 @@ impl Choices for SplitMix {
     }
     fn text(&mut self, max: usize) -> String {
         let len = self.integer(0, max as i64) as usize;
-        (0..len).map(|_| char::from(b' ' + (self.next() % 95) as u8)).chain(['é'].into_iter().take(len % 2)).collect()
+        (0..len)
+            .map(|_| char::from(b' ' + (self.next() % 95) as u8))
+            .chain(['é'].into_iter().take(len % 2))
+            .collect()
     }
 }
 
@@ -78,7 +81,10 @@ fn draw_address(choices: &mut impl Choices) -> Address {
         _ => {
             let mut subaddress = choices.bytes(54);
             subaddress.truncate(54);
-            Address::Delegated { namespace: choices.integer(0, 1 << 20) as u64, subaddress }
+            Address::Delegated {
+                namespace: choices.integer(0, 1 << 20) as u64,
+                subaddress,
+            }
         }
     }
 }
@@ -95,7 +101,11 @@ fn draw_amount(choices: &mut impl Choices) -> BigInt {
     // Up to ~2^128: beyond 64 bits on purpose.
     let high = choices.integer(0, i64::MAX);
     let low = choices.integer(0, i64::MAX);
-    if choices.boolean() { BigInt::from(low) } else { (BigInt::from(high) << 64) + BigInt::from(low) }
+    if choices.boolean() {
+        BigInt::from(low)
+    } else {
+        (BigInt::from(high) << 64) + BigInt::from(low)
+    }
 }
 
 /// An unsigned 10-field message.
@@ -126,11 +136,20 @@ pub fn draw_seed_vector(choices: &mut impl Choices) -> Value {
     let class = choices.pick(&["messages", "block", "tipset", "chain"]);
     // The state trees: a leaf, a pre-state root and a post-state root linking to it.
     let leaf = dag_cbor_block(&Ipld::Bytes(choices.bytes(40)));
-    let pre = dag_cbor_block(&Ipld::List(vec![Ipld::Link(leaf.0), Ipld::Integer(choices.integer(0, 1000).into())]));
-    let post = dag_cbor_block(&Ipld::List(vec![Ipld::Link(leaf.0), Ipld::String(choices.text(12))]));
+    let pre = dag_cbor_block(&Ipld::List(vec![
+        Ipld::Link(leaf.0),
+        Ipld::Integer(choices.integer(0, 1000).into()),
+    ]));
+    let post = dag_cbor_block(&Ipld::List(vec![
+        Ipld::Link(leaf.0),
+        Ipld::String(choices.text(12)),
+    ]));
     let mut blocks = vec![pre.clone(), post.clone(), leaf];
     if choices.boolean() {
-        blocks.push((Cid::new_v1(0x55, Code::Blake2b256.digest(b"raw")), b"raw".to_vec()));
+        blocks.push((
+            Cid::new_v1(0x55, Code::Blake2b256.digest(b"raw")),
+            b"raw".to_vec(),
+        ));
     }
     let car = CarArchive::write(&[pre.0, post.0], &blocks);
 
@@ -148,7 +167,10 @@ pub fn draw_seed_vector(choices: &mut impl Choices) -> Value {
             }
         }
         if choices.boolean() {
-            meta.insert("gen".into(), json!({"source": choices.pick(&["lotus", "dsl"]), "version": choices.text(10)}));
+            meta.insert(
+                "gen".into(),
+                json!({"source": choices.pick(&["lotus", "dsl"]), "version": choices.text(10)}),
+            );
         }
         vector.insert("_meta".into(), Value::Object(meta));
     }
@@ -157,8 +179,14 @@ pub fn draw_seed_vector(choices: &mut impl Choices) -> Value {
         "preconditions".into(),
         json!({"epoch": choices.integer(0, i64::MAX), "state_tree": {"root_cid": {"/": pre.0.to_string()}}}),
     );
-    let count = if class == "messages" { choices.integer(1, 4) } else { 0 };
-    let messages: Vec<Value> = (0..count).map(|_| json!(encode_hex(&draw_message(choices).encode()))).collect();
+    let count = if class == "messages" {
+        choices.integer(1, 4)
+    } else {
+        0
+    };
+    let messages: Vec<Value> = (0..count)
+        .map(|_| json!(encode_hex(&draw_message(choices).encode())))
+        .collect();
     let receipts: Vec<Value> = (0..count)
         .map(|_| {
             json!({

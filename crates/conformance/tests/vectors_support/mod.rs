@@ -28,7 +28,8 @@ pub fn sample(relative: &str) -> PathBuf {
 }
 
 /// A small, real, later-format vector with a complete state tree.
-pub const TRANSFER: &str = "test-vectors/transfer/self_transfer--id-to-secp-addresses--actorsv2.json";
+pub const TRANSFER: &str =
+    "test-vectors/transfer/self_transfer--id-to-secp-addresses--actorsv2.json";
 
 /// Reads a JSON document.
 pub fn read_json(path: &Path) -> Value {
@@ -50,7 +51,11 @@ pub fn car_of(value: &Value) -> CarArchive {
 
 /// Replaces the CAR of a later-format vector.
 pub fn set_car(value: &mut Value, archive: &CarArchive) {
-    let blocks: Vec<_> = archive.blocks.iter().map(|b| (b.cid, b.data.clone())).collect();
+    let blocks: Vec<_> = archive
+        .blocks
+        .iter()
+        .map(|b| (b.cid, b.data.clone()))
+        .collect();
     let bytes = CarArchive::write(&archive.roots, &blocks);
     value["car"] = Value::String(payload::encode_base64(&payload::gzip(&bytes)));
 }
