@@ -498,3 +498,52 @@ mod binding_shrinking {
         }
     }
 }
+
+#[cfg(test)]
+mod matrix_shrinking {
+    use super::*;
+    use crate::choice::IntegerConstraints;
+
+    fn draw(data: &mut TestData) -> Option<Vec<Vec<i128>>> {
+        let rows = data.draw_integer(IntegerConstraints::bounded(1, 10)).ok()?;
+        let columns = data.draw_integer(IntegerConstraints::bounded(1, 10)).ok()?;
+        let mut m = Vec::new();
+        for _ in 0..rows {
+            let mut row = Vec::new();
+            for _ in 0..columns {
+                row.push(
+                    data.draw_integer(IntegerConstraints::bounded(0, 10_000))
+                        .ok()?,
+                );
+            }
+            m.push(row);
+        }
+        Some(m)
+    }
+
+    /// Rows and columns must shrink together for the matrix to stay square.
+    #[test]
+    fn square_asymmetric_matrix_shrinks_to_two_by_two() {
+        for seed in [1u128, 2, 3] {
+            let settings = RunSettings {
+                seed,
+                test_cases: 500,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Some(m) = draw(data) {
+                    let n = m.len();
+                    if m[0].len() == n && (0..n).any(|i| (i + 1..n).any(|j| m[i][j] != m[j][i])) {
+                        data.conclude(Status::Interesting, Some("asymmetric".into()));
+                    }
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
+            let m = draw(&mut replay).unwrap();
+            let mut all: Vec<i128> = m.concat();
+            all.sort();
+            assert_eq!((m.len(), all), (2, vec![0, 0, 0, 1]), "seed {seed}");
+        }
+    }
+}

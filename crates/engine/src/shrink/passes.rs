@@ -14,12 +14,12 @@ pub fn run_all(s: &mut Shrinker) {
         ("delete_spans", delete_spans),
         ("delete_chunks", delete_chunks),
         ("simplify_spans", simplify_spans),
+        ("lower_integers_together", lower_integers_together),
         ("minimize_choices", minimize_choices),
         ("lower_and_delete", lower_and_delete),
         ("lift_spans", lift_spans),
         ("sort_sibling_spans", sort_sibling_spans),
         ("redistribute_pairs", redistribute_pairs),
-        ("lower_integers_together", lower_integers_together),
     ];
     for (name, pass) in passes {
         let before = s.calls;
