@@ -212,7 +212,12 @@ fn finite_values(schema: &Schema) -> Option<Vec<Value>> {
                 return None;
             }
             let n = (max - min + 1) as u128;
-            Some((0..n).filter_map(|i| c.value_at(i)).map(Value::Integer).collect())
+            Some(
+                (0..n)
+                    .filter_map(|i| c.value_at(i))
+                    .map(Value::Integer)
+                    .collect(),
+            )
         }
         _ => None,
     }
