@@ -446,12 +446,21 @@ fn pathological_matches_give_up_instead_of_hanging() {
     let started = std::time::Instant::now();
     assert!(!matcher.matches(&schema.root, 0, &mut |_| true));
     assert!(started.elapsed().as_secs() < 5);
-    // Deep nesting stops at the depth limit rather than overflowing the stack.
-    let deep = RegexSchema::parse(r"(?:ab)*c", true, None).unwrap();
-    let long: Vec<u32> = "ab".repeat(20_000).chars().map(u32::from).collect();
-    let mut matcher = Matcher::new(&long, vec![None]);
-    assert!(!matcher.matches(&deep.root, 0, &mut |_| true));
-    assert!(matcher.exhausted);
+    // Deep nesting stops at the depth limit rather than overflowing the
+    // stack, even on a thread with a quarter of the default stack.
+    let deep = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(|| {
+            let deep = RegexSchema::parse(r"(?:(a)|(?=b)(b))*(?<=b)(?!x)c", true, None).unwrap();
+            let long: Vec<u32> = "ab".repeat(20_000).chars().map(u32::from).collect();
+            let mut matcher = Matcher::new(&long, vec![None; 3]);
+            let found = matcher.matches(&deep.root, 0, &mut |_| true);
+            (found, matcher.exhausted)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(deep, (false, true));
 }
 
 #[test]
