@@ -1,0 +1,144 @@
+//! Engine overhead alone: test cases per second of `run()` in process, no
+//! protocol, single thread, for properties that do almost nothing, so the
+//! figure is what the engine itself costs per test case.
+//!
+//! Properties: one unbounded integer (drawn directly and through a Hegel
+//! integer schema), and a list of exactly 100 unbounded integers (through a
+//! Hegel list schema with min_size = max_size = 100). Each is run `ROUNDS`
+//! times; the table shows the median rate and the spread.
+//!
+//! Environment: `GEIST_BENCH_CASES` (default 200,000) test cases per run of
+//! the one-integer properties (a tenth of it for the list property),
+//! `GEIST_BENCH_ROUNDS` (default 7).
+//!
+//! Run: `cargo bench -p geist-engine --bench overhead`.
+
+use geist_engine::choice::IntegerConstraints;
+use geist_engine::data::TestData;
+use geist_engine::generate::{Schema, generate};
+use geist_engine::run::{RunSettings, run};
+use geist_engine::value::Value;
+use std::hint::black_box;
+use std::time::Instant;
+
+fn map(entries: Vec<(&str, Value)>) -> Value {
+    Value::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Value::text(k), v))
+            .collect(),
+    )
+}
+
+/// Parses a schema the benchmark itself wrote (a bug here is a bug in this file).
+fn schema(value: Value) -> Schema {
+    match Schema::parse(&value) {
+        Ok(s) => s,
+        Err(e) => panic!("benchmark schema {value:?} is invalid: {e}"),
+    }
+}
+
+/// A property to measure.
+struct Property {
+    name: &'static str,
+    cases: u64,
+    test: Box<dyn Fn(&mut TestData)>,
+}
+
+fn properties(cases: u64) -> Vec<Property> {
+    let integer = schema(map(vec![("type", Value::text("integer"))]));
+    let list100 = schema(map(vec![
+        ("type", Value::text("list")),
+        ("elements", map(vec![("type", Value::text("integer"))])),
+        ("min_size", Value::Integer(100)),
+        ("max_size", Value::Integer(100)),
+    ]));
+    vec![
+        Property {
+            name: "one integer (draw_integer)",
+            cases,
+            test: Box::new(|data| {
+                let _ = black_box(data.draw_integer(IntegerConstraints::UNBOUNDED));
+            }),
+        },
+        Property {
+            name: "one integer (integer schema)",
+            cases,
+            test: Box::new(move |data| {
+                let _ = black_box(generate(&integer, data));
+            }),
+        },
+        Property {
+            name: "list of 100 integers (list schema)",
+            cases: (cases / 10).max(1),
+            test: Box::new(move |data| {
+                let _ = black_box(generate(&list100, data));
+            }),
+        },
+    ]
+}
+
+/// One run: (test cases run, seconds).
+fn measure(property: &Property, seed: u128) -> (u64, f64) {
+    let settings = RunSettings {
+        seed,
+        test_cases: property.cases,
+        ..RunSettings::default()
+    };
+    let started = Instant::now();
+    let result = run(&settings, &[], &mut |data| {
+        (property.test)(data);
+        true
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(
+        result.passed(),
+        "{}: the property cannot fail, yet the run did not pass: {result:?}",
+        property.name
+    );
+    (result.test_cases, seconds)
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(text) => match text.trim().parse() {
+            Ok(n) => n,
+            Err(_) => {
+                eprintln!("{name}={text:?} is not a number; using {default}");
+                default
+            }
+        },
+        Err(_) => default,
+    }
+}
+
+fn main() {
+    let cases = env_number("GEIST_BENCH_CASES", 200_000);
+    let rounds = env_number("GEIST_BENCH_ROUNDS", 7).max(1);
+    println!("geist engine overhead: run() in process, one thread, {rounds} rounds each\n");
+    println!(
+        "| property | test cases per run | median cases/s | min cases/s | max cases/s | median ns/case |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for property in properties(cases) {
+        // One warm-up run (page faults, allocator growth), not counted.
+        measure(&property, 1_000);
+        let mut rates: Vec<f64> = (0..rounds)
+            .map(|round| {
+                let (n, seconds) = measure(&property, u128::from(round));
+                n as f64 / seconds
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates[rates.len() / 2];
+        println!(
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            property.name,
+            property.cases,
+            median,
+            rates[0],
+            rates[rates.len() - 1],
+            1e9 / median
+        );
+    }
+}
