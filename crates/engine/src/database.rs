@@ -24,7 +24,26 @@ pub trait ExampleDatabase {
 }
 
 const MAGIC: &[u8; 4] = b"GEDB";
-const FORMAT_VERSION: u8 = 1;
+const FORMAT_VERSION: u8 = 2;
+
+/// The key under which intermediate (not yet minimal) examples of `key` are kept.
+pub fn secondary_key(key: &[u8]) -> Vec<u8> {
+    let mut k = key.to_vec();
+    k.extend_from_slice(b".secondary");
+    k
+}
+
+fn push_varint(out: &mut Vec<u8>, mut v: u128) {
+    loop {
+        let byte = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
 
 /// Serializes a choice sequence: `GEDB`, version, count, then tagged values.
 pub fn encode_choices(choices: &[ChoiceValue]) -> Vec<u8> {
@@ -35,8 +54,9 @@ pub fn encode_choices(choices: &[ChoiceValue]) -> Vec<u8> {
     for choice in choices {
         match choice {
             ChoiceValue::Integer(v) => {
+                // Zigzag varint: small magnitudes take few bytes.
                 out.push(0);
-                out.extend_from_slice(&v.to_le_bytes());
+                push_varint(&mut out, ((v << 1) ^ (v >> 127)) as u128);
             }
             ChoiceValue::Float(v) => {
                 out.push(1);
@@ -82,6 +102,28 @@ impl<'a> Reader<'a> {
         Ok(slice)
     }
 
+    fn varint(&mut self) -> Result<u128, String> {
+        let mut v: u128 = 0;
+        for shift in (0..19).map(|i| i * 7) {
+            let byte = self.take(1)?[0];
+            let chunk = u128::from(byte & 0x7F);
+            if shift == 126 && chunk > 3 {
+                return Err(format!(
+                    "integer varint overflows 128 bits at byte {}",
+                    self.pos - 1
+                ));
+            }
+            v |= chunk << shift;
+            if byte & 0x80 == 0 {
+                if byte == 0 && shift > 0 {
+                    return Err(format!("non-minimal varint at byte {}", self.pos - 1));
+                }
+                return Ok(v);
+            }
+        }
+        Err(format!("integer varint too long at byte {}", self.pos))
+    }
+
     fn u32(&mut self) -> Result<u32, String> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -108,8 +150,8 @@ pub fn decode_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, String> {
         let tag = r.take(1)?[0];
         let value = match tag {
             0 => {
-                let b = r.take(16)?;
-                ChoiceValue::Integer(i128::from_le_bytes(b.try_into().map_err(|_| "integer")?))
+                let z = r.varint()?;
+                ChoiceValue::Integer(((z >> 1) as i128) ^ -((z & 1) as i128))
             }
             1 => {
                 let b = r.take(8)?;
@@ -246,6 +288,10 @@ mod tests {
     fn sample() -> Vec<ChoiceValue> {
         vec![
             ChoiceValue::Integer(-(1 << 100)),
+            ChoiceValue::Integer(i128::MIN),
+            ChoiceValue::Integer(i128::MAX),
+            ChoiceValue::Integer(0),
+            ChoiceValue::Integer(-1),
             ChoiceValue::Float(-0.0),
             ChoiceValue::Boolean(true),
             ChoiceValue::Bytes(vec![0, 255]),

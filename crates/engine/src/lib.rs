@@ -19,5 +19,9 @@ pub use data::{Status, StopTest, TestData};
 pub use value::Value;
 pub mod run;
 pub mod shrink;
+pub mod target;
+pub mod tree;
 
-pub use run::{Failure, HealthCheck, Phases, RunResult, RunSettings, run};
+pub use run::{
+    DatabaseHandle, Failure, HealthCheck, Phases, RunResult, RunSettings, run, run_with_database,
+};

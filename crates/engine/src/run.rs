@@ -7,10 +7,14 @@
 //! enough valid test cases have passed (or the space is exhausted), and
 //! shrinks each distinct failure.
 
-use crate::choice::ChoiceValue;
+use crate::choice::{ChoiceValue, sequence_cmp};
 use crate::data::{DEFAULT_MAX_CHOICES, Status, TestData};
+use crate::database::ExampleDatabase;
 use crate::random::Source;
 use crate::shrink::{Example, Shrinker};
+use crate::target::{Step, TargetBest};
+use crate::tree::DataTree;
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
@@ -134,12 +138,16 @@ pub struct RunResult {
     pub shrink_calls: u64,
     /// Whether the test function aborted the run.
     pub aborted: bool,
+    /// Set when the test proved flaky: what was inconsistent.
+    pub flaky: Option<String>,
+    /// Problems worth telling the user that did not stop the run (e.g. unreadable database entries).
+    pub warnings: Vec<String>,
 }
 
 impl RunResult {
     /// Whether the property held.
     pub fn passed(&self) -> bool {
-        self.failures.is_empty() && self.health_check_failure.is_none()
+        self.failures.is_empty() && self.health_check_failure.is_none() && self.flaky.is_none()
     }
 }
 
@@ -149,163 +157,402 @@ fn fingerprint(choices: &[ChoiceValue]) -> u64 {
     hasher.finish()
 }
 
+/// The flaky-generation message (the wording hegel-core uses, which clients look for).
+pub const FLAKY_GENERATION: &str = "Your data generation is non-deterministic: a different call to \
+draw() happened than expected, or your test errored before data generation that previously \
+completed successfully had finished. This usually means your test depends on external state \
+such as global variables, system time, or external random number generators.";
+
+/// The flaky-outcome message.
+pub const FLAKY_OUTCOME: &str = "Your test produced different outcomes when run with the same \
+generated data - it failed when it previously succeeded, or succeeded when it previously failed. \
+This usually means your test depends on external state such as global variables, system time, \
+or external random number generators.";
+
+/// An example database and the key of the test using it.
+pub struct DatabaseHandle<'a> {
+    /// The database.
+    pub database: &'a dyn ExampleDatabase,
+    /// The test's key.
+    pub key: Vec<u8>,
+}
+
 /// Runs a property: `test` runs one test case on the data it is given and
 /// concludes it (a test case left unconcluded counts as valid). `test` returns
 /// false to abort the whole run (e.g. the client went away); the result then
-/// has `aborted` set and reports what was found so far.
+/// has `aborted` set and reports what was found so far. `saved` failures are
+/// replayed first (without persistence; see [`run_with_database`]).
 pub fn run(
     settings: &RunSettings,
     saved: &[Vec<ChoiceValue>],
     test: &mut dyn FnMut(&mut TestData) -> bool,
 ) -> RunResult {
-    let aborted = std::cell::Cell::new(false);
-    let mut test = |data: &mut TestData| {
-        if aborted.get() || !test(data) {
-            aborted.set(true);
-            if data.status.is_none() {
-                data.conclude(Status::Overrun, None);
-            }
-        }
-    };
-    let mut result = RunResult::default();
-    let mut failures: HashMap<String, Example> = HashMap::new();
-    let mut source = Source::from_seed128(settings.seed);
-    let mut seen: HashSet<u64> = HashSet::new();
+    let runner = Runner::new(settings, test, None);
+    runner.run(saved.to_vec())
+}
 
-    let mut execute = |data: &mut TestData, result: &mut RunResult| {
-        test(data);
-        if data.status.is_none() {
-            data.conclude(Status::Valid, None);
+/// Runs a property with an example database: saved failures for the key are
+/// replayed first; a failure is saved the moment it is found and again at
+/// every shrinking improvement (replacing the previous entry); entries that
+/// no longer fail are deleted.
+pub fn run_with_database(
+    settings: &RunSettings,
+    database: Option<DatabaseHandle<'_>>,
+    test: &mut dyn FnMut(&mut TestData) -> bool,
+) -> RunResult {
+    let saved = match &database {
+        Some(handle) => {
+            let (entries, warnings) = handle.database.fetch(&handle.key);
+            let mut runner = Runner::new(settings, test, database);
+            runner.result.warnings = warnings;
+            return runner.run(entries);
         }
-        result.test_cases += 1;
-        match data.status {
-            Some(Status::Valid) => result.valid_test_cases += 1,
-            Some(Status::Invalid) | Some(Status::Overrun) => result.invalid_test_cases += 1,
-            _ => {}
-        }
+        None => Vec::new(),
     };
-    let record = |data: &TestData, failures: &mut HashMap<String, Example>| {
-        if data.status == Some(Status::Interesting) {
-            let example = Example::from_data(data);
-            let keep = failures.get(&example.origin).is_none_or(|e| {
-                crate::choice::sequence_cmp(&example.nodes, &e.nodes) == std::cmp::Ordering::Less
-            });
-            if keep {
-                failures.insert(example.origin.clone(), example);
-            }
-        }
-    };
+    Runner::new(settings, test, None).run(saved)
+}
 
-    if settings.phases.reuse {
-        for choices in saved {
-            let mut data = TestData::replaying(choices.clone(), settings.max_choices);
-            execute(&mut data, &mut result);
-            record(&data, &mut failures);
+/// The state of one run, shared by its phases.
+struct Runner<'s, 't, 'd> {
+    settings: &'s RunSettings,
+    test: &'t mut dyn FnMut(&mut TestData) -> bool,
+    database: Option<DatabaseHandle<'d>>,
+    result: RunResult,
+    failures: HashMap<String, Example>,
+    /// Origins whose failure came back from the database (already shrunk).
+    reused: HashSet<String>,
+    tree: DataTree,
+    seen: HashSet<u64>,
+    targets: HashMap<String, TargetBest>,
+    aborted: bool,
+    first_bug_at: Option<u64>,
+    last_bug_at: u64,
+    source: Source,
+    ran_simplest: bool,
+    optimised: bool,
+    /// Generation kept repeating itself: the space of test cases is used up.
+    exhausted: bool,
+}
+
+impl<'s, 't, 'd> Runner<'s, 't, 'd> {
+    fn new(
+        settings: &'s RunSettings,
+        test: &'t mut dyn FnMut(&mut TestData) -> bool,
+        database: Option<DatabaseHandle<'d>>,
+    ) -> Self {
+        Runner {
+            settings,
+            test,
+            database,
+            result: RunResult::default(),
+            failures: HashMap::new(),
+            reused: HashSet::new(),
+            tree: DataTree::default(),
+            seen: HashSet::new(),
+            targets: HashMap::new(),
+            aborted: false,
+            first_bug_at: None,
+            last_bug_at: 0,
+            source: Source::from_seed128(settings.seed),
+            ran_simplest: false,
+            optimised: false,
+            exhausted: false,
         }
     }
 
-    if settings.phases.generate && failures.is_empty() {
-        // The simplest test case first: it finds many bugs at once, minimal already.
-        let mut first = TestData::replaying(Vec::new(), settings.max_choices);
-        execute(&mut first, &mut result);
-        seen.insert(fingerprint(&first.choices()));
-        record(&first, &mut failures);
+    fn stopped(&self) -> bool {
+        self.aborted || self.result.flaky.is_some() || self.result.health_check_failure.is_some()
+    }
 
-        let max_invalid = (settings.test_cases * 10).max(1000);
+    /// Runs one test case and records everything it tells us.
+    fn execute(&mut self, data: &mut TestData) {
+        if self.stopped() {
+            data.conclude(Status::Overrun, None);
+            return;
+        }
+        if !(self.test)(data) {
+            self.aborted = true;
+            if data.status.is_none() {
+                data.conclude(Status::Overrun, None);
+            }
+            return;
+        }
+        if data.status.is_none() {
+            data.conclude(Status::Valid, None);
+        }
+        self.result.test_cases += 1;
+        match data.status {
+            Some(Status::Valid) => self.result.valid_test_cases += 1,
+            Some(Status::Invalid) | Some(Status::Overrun) => self.result.invalid_test_cases += 1,
+            _ => {}
+        }
+        if let Err(difference) = self.tree.record(&data.nodes) {
+            self.result.flaky = Some(format!("{FLAKY_GENERATION} ({difference})"));
+            return;
+        }
+        for (label, _) in &data.target_observations {
+            let Some(score) = crate::target::score_of(data, label) else {
+                continue;
+            };
+            let better = self
+                .targets
+                .get(label)
+                .is_none_or(|best| score > best.score);
+            if better {
+                self.targets.insert(
+                    label.clone(),
+                    TargetBest {
+                        score,
+                        nodes: data.nodes.clone(),
+                    },
+                );
+            }
+        }
+        if data.status == Some(Status::Interesting) {
+            self.record_failure(Example::from_data(data));
+        }
+    }
+
+    /// Keeps the smallest example per origin, persisting each improvement.
+    fn record_failure(&mut self, example: Example) {
+        let previous = self.failures.get(&example.origin);
+        if previous.is_some_and(|e| sequence_cmp(&example.nodes, &e.nodes) != Ordering::Less) {
+            return;
+        }
+        if let Some(handle) = &self.database {
+            if let Some(old) = previous {
+                // The replaced example moves to the secondary key until the run
+                // ends, so an interrupted run loses no progress.
+                let _ = handle.database.delete(&handle.key, &old.choices());
+                let _ = handle
+                    .database
+                    .save(&crate::database::secondary_key(&handle.key), &old.choices());
+            }
+            if let Err(e) = handle.database.save(&handle.key, &example.choices()) {
+                self.result.warnings.push(e);
+            }
+        }
+        if self.first_bug_at.is_none() {
+            self.first_bug_at = Some(self.result.test_cases);
+        }
+        self.last_bug_at = self.result.test_cases;
+        self.failures.insert(example.origin.clone(), example);
+    }
+
+    fn run(mut self, saved: Vec<Vec<ChoiceValue>>) -> RunResult {
+        if self.settings.phases.reuse {
+            self.reuse(saved);
+        }
+        if self.settings.phases.generate && self.failures.is_empty() && !self.stopped() {
+            self.generate();
+        }
+        if self.settings.phases.target && self.failures.is_empty() && !self.stopped() {
+            self.optimise_targets();
+            self.optimised = true;
+            // The rest of the budget goes to generation again.
+            if self.settings.phases.generate
+                && !self.targets.is_empty()
+                && !self.exhausted
+                && self.failures.is_empty()
+                && !self.stopped()
+            {
+                self.generate();
+            }
+        }
+        if self.settings.phases.shrink && !self.stopped() {
+            self.shrink();
+        }
+        self.finish()
+    }
+
+    fn reuse(&mut self, saved: Vec<Vec<ChoiceValue>>) {
+        for choices in saved {
+            let mut data = TestData::replaying(choices.clone(), self.settings.max_choices);
+            self.execute(&mut data);
+            if data.status == Some(Status::Interesting) {
+                // Replayed exactly as saved: it was shrunk when it was found.
+                // If the test now reads it differently, shrink it again.
+                if let Some(origin) = &data.origin
+                    && data.choices() == choices
+                {
+                    self.reused.insert(origin.clone());
+                }
+            } else if let Some(handle) = &self.database {
+                let _ = handle.database.delete(&handle.key, &choices);
+            }
+        }
+    }
+
+    /// Whether generation goes on: enough valid test cases not yet run and,
+    /// after a first bug, a little longer to find distinct others.
+    fn should_generate_more(&self) -> bool {
+        if self.stopped() || self.result.valid_test_cases >= self.settings.test_cases {
+            return false;
+        }
+        match self.first_bug_at {
+            None => true,
+            Some(_) if !self.settings.report_multiple_failures => false,
+            Some(first) => {
+                let calls = self.result.test_cases;
+                calls < 10 || calls < (first + 1000).min(self.last_bug_at * 2)
+            }
+        }
+    }
+
+    fn generate(&mut self) {
+        // The simplest test case first: it finds many bugs at once, minimal already.
+        if !self.ran_simplest {
+            self.ran_simplest = true;
+            let mut first = TestData::replaying(Vec::new(), self.settings.max_choices);
+            self.execute(&mut first);
+            self.seen.insert(fingerprint(&first.choices()));
+        }
+
+        let max_invalid = (self.settings.test_cases * 10).max(1000);
+        // With targets, half the budget goes to hill-climbing afterwards.
         let mut consecutive_duplicates = 0u32;
-        while failures.is_empty()
-            && !aborted.get()
-            && result.valid_test_cases < settings.test_cases
-            && result.invalid_test_cases < max_invalid
-        {
-            let mut data = TestData::generating(Vec::new(), source.split(), settings.max_choices);
-            execute(&mut data, &mut result);
-            record(&data, &mut failures);
-            if !seen.insert(fingerprint(&data.choices())) {
+        while self.should_generate_more() && self.result.invalid_test_cases < max_invalid {
+            if !self.targets.is_empty()
+                && !self.optimised
+                && self.settings.phases.target
+                && self.first_bug_at.is_none()
+                && self.result.valid_test_cases >= self.settings.test_cases / 2
+            {
+                break;
+            }
+            let mut data =
+                TestData::generating(Vec::new(), self.source.split(), self.settings.max_choices);
+            self.execute(&mut data);
+            if !self.seen.insert(fingerprint(&data.choices())) {
                 consecutive_duplicates += 1;
                 // Almost every new test case repeats an old one: the space is exhausted.
                 if consecutive_duplicates >= 50 {
+                    self.exhausted = true;
                     break;
                 }
             } else {
                 consecutive_duplicates = 0;
             }
-            if result.valid_test_cases < 10
-                && result.invalid_test_cases >= 50
-                && !settings
+            if self.result.valid_test_cases < 10
+                && self.result.invalid_test_cases >= 50
+                && !self
+                    .settings
                     .suppress_health_checks
                     .contains(&HealthCheck::FilterTooMuch)
             {
-                result.health_check_failure = Some(format!(
+                self.result.health_check_failure = Some(format!(
                     "It looks like this test is filtering out a lot of inputs. {} inputs were \
                      rejected and only {} passed. If this is expected, suppress the \
                      filter_too_much health check. Otherwise, generate the values you need \
                      directly rather than rejecting (with assume or filter) the ones you don't.",
-                    result.invalid_test_cases, result.valid_test_cases
+                    self.result.invalid_test_cases, self.result.valid_test_cases
                 ));
-                return result;
+                return;
             }
         }
     }
 
-    if settings.phases.shrink {
-        let mut pending: Vec<String> = failures.keys().cloned().collect();
+    /// Hill-climbs each label's best test case with the rest of the budget.
+    fn optimise_targets(&mut self) {
+        let mut labels: Vec<String> = self.targets.keys().cloned().collect();
+        labels.sort();
+        for label in labels {
+            let Some(start) = self.targets.get(&label).cloned() else {
+                continue;
+            };
+            let budget = self.settings.test_cases;
+            let mut execute = |candidate: Vec<ChoiceValue>| -> Step {
+                if self.stopped()
+                    || !self.failures.is_empty()
+                    || self.result.valid_test_cases >= budget
+                {
+                    return Step::Stop;
+                }
+                let mut data = TestData::replaying(candidate, self.settings.max_choices);
+                self.execute(&mut data);
+                if data.status == Some(Status::Interesting) {
+                    return Step::Stop;
+                }
+                Step::Ran(crate::target::score_of(&data, &label), data.nodes)
+            };
+            crate::target::climb(start, &mut execute);
+            if !self.failures.is_empty() || self.stopped() {
+                return;
+            }
+        }
+    }
+
+    fn shrink(&mut self) {
+        let mut pending: Vec<String> = self.failures.keys().cloned().collect();
         pending.sort();
         let mut done: HashSet<String> = HashSet::new();
         while let Some(origin) = pending.pop() {
-            if aborted.get() {
+            if self.stopped() {
                 break;
             }
-            if !done.insert(origin.clone()) {
+            if !done.insert(origin.clone()) || self.reused.contains(&origin) {
                 continue;
             }
-            let Some(example) = failures.get(&origin).cloned() else {
+            let Some(example) = self.failures.get(&origin).cloned() else {
                 continue;
             };
+            // A failure must reproduce before it is worth shrinking.
+            let mut check = TestData::replaying(example.choices(), self.settings.max_choices);
+            self.execute(&mut check);
+            if self.stopped() {
+                break;
+            }
+            if check.status != Some(Status::Interesting) || check.origin.as_deref() != Some(&origin)
+            {
+                self.result.flaky = Some(FLAKY_OUTCOME.to_string());
+                break;
+            }
+            let max_choices = self.settings.max_choices;
+            let max_calls = self.settings.max_shrink_calls;
+            let before = self.result.test_cases;
             let mut replay = |choices: Vec<ChoiceValue>| {
-                let mut data = TestData::replaying(choices, settings.max_choices);
-                test(&mut data);
-                if data.status.is_none() {
-                    data.conclude(Status::Valid, None);
-                }
+                let mut data = TestData::replaying(choices, max_choices);
+                self.execute(&mut data);
                 data
             };
-            let mut shrinker = Shrinker::new(&mut replay, example, settings.max_shrink_calls);
+            let mut shrinker = Shrinker::new(&mut replay, example, max_calls);
             shrinker.shrink();
-            result.test_cases += shrinker.calls as u64;
-            result.shrink_calls += shrinker.calls as u64;
-            failures.insert(origin.clone(), shrinker.best.clone());
-            if settings.report_multiple_failures {
-                for (other, example) in std::mem::take(&mut shrinker.other_failures) {
-                    let keep = failures.get(&other).is_none_or(|e| {
-                        crate::choice::sequence_cmp(&example.nodes, &e.nodes)
-                            == std::cmp::Ordering::Less
-                    });
-                    if keep {
-                        failures.insert(other.clone(), example);
-                    }
-                    if !done.contains(&other) {
-                        pending.push(other);
-                    }
-                }
+            let best = shrinker.best.clone();
+            let others: Vec<String> = shrinker.other_failures.keys().cloned().collect();
+            drop(shrinker);
+            self.result.shrink_calls += self.result.test_cases - before;
+            self.record_failure(best);
+            if self.settings.report_multiple_failures {
+                pending.extend(others.into_iter().filter(|o| !done.contains(o)));
             }
         }
     }
 
-    result.aborted = aborted.get();
-    let mut found: Vec<Example> = failures.into_values().collect();
-    found.sort_by(|a, b| crate::choice::sequence_cmp(&a.nodes, &b.nodes));
-    if !settings.report_multiple_failures {
-        found.truncate(1);
+    fn finish(mut self) -> RunResult {
+        self.result.aborted = self.aborted;
+        if let Some(handle) = &self.database {
+            let secondary = crate::database::secondary_key(&handle.key);
+            for entry in handle.database.fetch(&secondary).0 {
+                let _ = handle.database.delete(&secondary, &entry);
+            }
+        }
+        let mut found: Vec<Example> = self.failures.into_values().collect();
+        found.sort_by(|a, b| sequence_cmp(&a.nodes, &b.nodes));
+        if !self.settings.report_multiple_failures {
+            found.truncate(1);
+        }
+        if self.result.flaky.is_some() {
+            found.clear();
+        }
+        self.result.failures = found
+            .into_iter()
+            .map(|e| Failure {
+                choices: e.choices(),
+                origin: e.origin,
+            })
+            .collect();
+        self.result
     }
-    result.failures = found
-        .into_iter()
-        .map(|e| Failure {
-            choices: e.choices(),
-            origin: e.origin,
-        })
-        .collect();
-    result
 }
 
 #[cfg(test)]
@@ -545,5 +792,37 @@ mod matrix_shrinking {
             all.sort();
             assert_eq!((m.len(), all), (2, vec![0, 0, 0, 1]), "seed {seed}");
         }
+    }
+}
+
+#[cfg(test)]
+mod float_pair_shrinking {
+    use super::*;
+    use crate::choice::FloatConstraints;
+
+    #[test]
+    fn sum_of_pair_moves_magnitude_to_the_second() {
+        let c = FloatConstraints {
+            min: 0.0,
+            max: 1000.0,
+            allow_nan: false,
+            width: 64,
+        };
+        let settings = RunSettings {
+            seed: 4,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut |data| {
+            if let (Ok(a), Ok(b)) = (data.draw_float(c), data.draw_float(c))
+                && a + b > 1000.0
+            {
+                data.conclude(Status::Interesting, Some("sum".into()));
+            }
+            true
+        });
+        assert_eq!(
+            result.failures[0].choices,
+            vec![ChoiceValue::Float(1.0), ChoiceValue::Float(1000.0)]
+        );
     }
 }

@@ -10,9 +10,9 @@ use crate::connection::{Connection, Stream, StreamError};
 use crate::convert::{from_cbor, to_cbor};
 use geist_engine::choice::IntegerConstraints;
 use geist_engine::data::{Collection, labels};
-use geist_engine::database::{DirectoryDatabase, ExampleDatabase};
+use geist_engine::database::DirectoryDatabase;
 use geist_engine::generate::{Schema, SchemaError, generate};
-use geist_engine::run::{HealthCheck, Phases, RunSettings, run};
+use geist_engine::run::{DatabaseHandle, HealthCheck, Phases, RunSettings, run_with_database};
 use geist_engine::{Status, TestData};
 use geist_wire::cbor::{self, Value as Cbor};
 use std::collections::HashMap;
@@ -533,23 +533,17 @@ fn run_test_inner(
     if let Some(blob) = &request.failure_blob {
         return replay_blob(connection, stream, blob, seed);
     }
-    let database = match (&request.database, &request.database_key) {
+    let directory = match (&request.database, &request.database_key) {
         (Some(path), Some(key)) => Some((DirectoryDatabase::new(path), key.clone())),
         _ => None,
     };
-    let saved = match &database {
-        Some((db, key)) => {
-            let (entries, warnings) = db.fetch(key);
-            for warning in warnings {
-                eprintln!("geist-server: example database: {warning}");
-            }
-            entries
-        }
-        None => Vec::new(),
-    };
+    let database = directory.as_ref().map(|(db, key)| DatabaseHandle {
+        database: db as &dyn geist_engine::database::ExampleDatabase,
+        key: key.clone(),
+    });
     let mut cache = SchemaCache::new();
     let mut failure: Option<StreamError> = None;
-    let result = run(&settings, &saved, &mut |data| {
+    let result = run_with_database(&settings, database, &mut |data| {
         if failure.is_some() {
             data.conclude(Status::Overrun, None);
             return false;
@@ -563,24 +557,11 @@ fn run_test_inner(
             }
         }
     });
+    for warning in &result.warnings {
+        eprintln!("geist-server: example database: {warning}");
+    }
     if let Some(e) = failure {
         return Err(e);
-    }
-    if let Some((db, key)) = &database {
-        // Keep exactly the failures this run ended with: older entries that no
-        // longer fail, or were shrunk further, go.
-        for entry in &saved {
-            if !result.failures.iter().any(|f| &f.choices == entry)
-                && let Err(e) = db.delete(key, entry)
-            {
-                eprintln!("geist-server: example database: {e}");
-            }
-        }
-        for failure in &result.failures {
-            if let Err(e) = db.save(key, &failure.choices) {
-                eprintln!("geist-server: example database: {e}");
-            }
-        }
     }
     let mut results = vec![
         ("passed", Cbor::Bool(result.passed())),
@@ -609,6 +590,9 @@ fn run_test_inner(
                 .collect(),
         ),
     ));
+    if let Some(message) = &result.flaky {
+        results.push(("flaky", Cbor::Text(message.clone())));
+    }
     if let Some(message) = &result.health_check_failure {
         results.push(("health_check_failure", Cbor::Text(message.clone())));
     }

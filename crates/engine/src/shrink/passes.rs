@@ -274,6 +274,13 @@ fn minimize_sequence(s: &mut Shrinker, i: usize) {
         minimize_element(s, i, j);
         j += 1;
     }
+    // Lower one element and make everything after it simplest: smaller in
+    // order even when no single element can move alone.
+    let mut j = 0;
+    while j < seq_len(s, i) && !s.exhausted() {
+        lower_with_simplest_suffix(s, i, j);
+        j += 1;
+    }
     // Sort elements into simplest order.
     if let Some(node) = s.best.nodes.get(i).cloned() {
         let sorted = match (&node.value, &node.constraints) {
@@ -292,6 +299,57 @@ fn minimize_sequence(s: &mut Shrinker, i: usize) {
         if sorted != node.value {
             s.try_set(i, sorted);
         }
+    }
+}
+
+/// Rebuilds a bytes or string value from element ranks (0 = simplest).
+type RebuildSequence = Box<dyn Fn(&[u64]) -> Option<ChoiceValue>>;
+
+fn lower_with_simplest_suffix(s: &mut Shrinker, i: usize, j: usize) {
+    let Some(node) = s.best.nodes.get(i).cloned() else {
+        return;
+    };
+    // Element ranks (0 = simplest) of the sequence and a way to rebuild it.
+    let (ranks, rebuild): (Vec<u64>, RebuildSequence) = match (&node.value, &node.constraints) {
+        (ChoiceValue::Bytes(b), _) => (
+            b.iter().map(|x| u64::from(*x)).collect(),
+            Box::new(|r: &[u64]| Some(ChoiceValue::Bytes(r.iter().map(|x| *x as u8).collect()))),
+        ),
+        (ChoiceValue::String(p), Constraints::String { alphabet, .. }) => {
+            let alphabet = alphabet.clone();
+            (
+                p.iter().map(|c| alphabet.shrink_index(*c)).collect(),
+                Box::new(move |r: &[u64]| {
+                    r.iter()
+                        .map(|x| alphabet.char_at_shrink_index(*x))
+                        .collect::<Option<Vec<u32>>>()
+                        .map(ChoiceValue::String)
+                }),
+            )
+        }
+        _ => return,
+    };
+    if j >= ranks.len() || ranks[j] == 0 || ranks[j + 1..].iter().all(|r| *r == 0) {
+        return;
+    }
+    // Small ranks first (readable results), then halving toward the current one.
+    let mut tried = 0;
+    let mut t = 0u64;
+    while t < ranks[j] && tried < 16 && !s.exhausted() {
+        let mut candidate = ranks[..j].to_vec();
+        candidate.push(t);
+        candidate.extend(std::iter::repeat_n(0, ranks.len() - j - 1));
+        if let Some(value) = rebuild(&candidate)
+            && s.try_set(i, value)
+        {
+            return;
+        }
+        tried += 1;
+        t = if t < 8 {
+            t + 1
+        } else {
+            t + (ranks[j] - t).div_ceil(2)
+        };
     }
 }
 
@@ -535,6 +593,42 @@ fn redistribute_pairs(s: &mut Shrinker) {
                     }
                 }
                 (
+                    ChoiceValue::Float(x),
+                    ChoiceValue::Float(y),
+                    Constraints::Float(ca),
+                    Constraints::Float(cb),
+                ) => {
+                    // Make the first float the smallest integer that keeps the
+                    // sum exactly, moving the difference to the second.
+                    let (x, y) = (*x, *y);
+                    if !x.is_finite() || !y.is_finite() || x <= 0.0 {
+                        continue;
+                    }
+                    let total = x + y;
+                    let attempt = |s: &mut Shrinker, nx: f64| -> bool {
+                        let ny = total - nx;
+                        if nx >= x || !ca.permits(nx) || !cb.permits(ny) || nx + ny != total {
+                            return false;
+                        }
+                        let mut candidate = s.best.choices();
+                        candidate[i] = ChoiceValue::Float(nx);
+                        candidate[j] = ChoiceValue::Float(ny);
+                        s.consider(candidate)
+                    };
+                    if attempt(s, 0.0) {
+                        continue;
+                    }
+                    let (mut lo, mut hi) = (1.0f64, x.floor());
+                    while lo <= hi && !s.exhausted() {
+                        let mid = ((lo + hi) / 2.0).floor();
+                        if attempt(s, mid) {
+                            hi = mid - 1.0;
+                        } else {
+                            lo = mid + 1.0;
+                        }
+                    }
+                }
+                (
                     ChoiceValue::String(x),
                     ChoiceValue::String(y),
                     _,
@@ -559,48 +653,76 @@ fn redistribute_pairs(s: &mut Shrinker) {
     }
 }
 
-/// Lowers two equal-magnitude integers together (bugs that need x == y).
+/// Lowers every copy of a duplicated integer value together (bugs that need
+/// x == y == z), by binary search on the shared distance from the simplest value.
 fn lower_integers_together(s: &mut Shrinker) {
-    let n = s.best.nodes.len();
-    for i in 0..n {
-        for j in (i + 1)..n.min(i + 17) {
-            if s.exhausted() {
-                return;
-            }
-            let (Some(a), Some(b)) = (s.best.nodes.get(i).cloned(), s.best.nodes.get(j).cloned())
-            else {
-                return;
+    let mut values: Vec<i128> = s
+        .best
+        .nodes
+        .iter()
+        .filter(|n| !n.forced)
+        .filter_map(|n| match n.value {
+            ChoiceValue::Integer(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    values.sort_unstable();
+    let duplicated: Vec<i128> = values
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for value in duplicated {
+        if s.exhausted() {
+            return;
+        }
+        let positions: Vec<usize> = s
+            .best
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.forced && n.value == ChoiceValue::Integer(value))
+            .map(|(i, _)| i)
+            .collect();
+        if positions.len() < 2 {
+            continue;
+        }
+        let constraints: Vec<_> = positions
+            .iter()
+            .filter_map(|&i| match &s.best.nodes[i].constraints {
+                Constraints::Integer(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        let target = constraints[0].simplest();
+        if value == target {
+            continue;
+        }
+        let direction: i128 = if value > target { 1 } else { -1 };
+        let mut lo = 0u128;
+        let mut hi = value.abs_diff(target);
+        while lo < hi && !s.exhausted() {
+            let mid = lo + (hi - lo) / 2;
+            let v = if direction > 0 {
+                target.checked_add_unsigned(mid)
+            } else {
+                target.checked_sub_unsigned(mid)
             };
-            let (
-                ChoiceValue::Integer(x),
-                ChoiceValue::Integer(y),
-                Constraints::Integer(ca),
-                Constraints::Integer(cb),
-            ) = (&a.value, &b.value, &a.constraints, &b.constraints)
-            else {
-                continue;
-            };
-            if x != y || *x == ca.simplest() || a.forced || b.forced {
-                continue;
-            }
-            let (x, target) = (*x, ca.simplest());
-            let mut lo = 0i128;
-            let mut hi = (x - target).abs();
-            let direction = if x > target { 1 } else { -1 };
-            while lo < hi && !s.exhausted() {
-                let mid = lo + (hi - lo) / 2;
-                let v = target + direction * mid;
-                let ok = ca.permits(v) && cb.permits(v) && {
+            let ok = v.is_some_and(|v| {
+                constraints.iter().all(|c| c.permits(v)) && {
                     let mut candidate = s.best.choices();
-                    candidate[i] = ChoiceValue::Integer(v);
-                    candidate[j] = ChoiceValue::Integer(v);
+                    for &i in &positions {
+                        candidate[i] = ChoiceValue::Integer(v);
+                    }
                     s.consider(candidate)
-                };
-                if ok {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
                 }
+            });
+            if ok {
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
         }
     }
