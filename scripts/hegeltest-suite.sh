@@ -4,7 +4,7 @@
 # committed) and its own tests run with HEGEL_SERVER_COMMAND pointing at our
 # server binary.
 #
-# usage: scripts/hegeltest-suite.sh [TEST_FILE ...]   (default: the foundation set)
+# usage: scripts/hegeltest-suite.sh [TEST_FILE ...]   (default: the foundation and engine sets)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -12,9 +12,14 @@ version=0.16.0
 work="$root/target/hegeltest"
 src="$work/hegeltest-$version"
 
+# The foundation set (generators, schemas, usage) and the engine set (shrink
+# and find quality, targeting, health checks, failures, database, stateful).
 default_tests=(test_integers test_floats test_strings test_collections test_tuples
   test_combinators test_standard_generators test_arrays test_compose test_composite
-  test_default test_reject test_validation test_usage_errors test_single_test_case)
+  test_default test_reject test_validation test_usage_errors test_single_test_case
+  test_shrink_quality test_find_quality test_targeting test_health_check
+  test_multi_failure test_database_key test_reproduce_failure test_stateful
+  test_phases test_flaky_global_state)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${default_tests[@]}")
 
