@@ -21,6 +21,7 @@
 //! });
 //! ```
 
+mod generate;
 pub mod generators;
 mod panic_capture;
 mod runner;
@@ -28,6 +29,12 @@ mod settings;
 mod test_case;
 
 pub use geist_engine::HealthCheck;
+/// `#[geist::test]`: a property test run by [`check`]; `#[derive(Generate)]`:
+/// a default generator for a struct or enum.
+pub use geist_macros::{Generate, test};
+pub use generate::Generate;
+#[doc(hidden)]
+pub use generate::private as __private;
 pub use generators::{BoxedGenerator, Generator};
 pub use runner::{RunSummary, check, run_property};
 pub use settings::{DEFAULT_DATABASE, Settings, Verbosity};

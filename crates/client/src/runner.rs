@@ -145,11 +145,20 @@ pub fn run_property(
     let _capture = CaptureGuard::start();
     let mut tc = TestCase::new();
     let mut usage: Option<String> = None;
+    // The first panic seen: if the engine ends with no failure despite it,
+    // the property is flaky (the failure did not reproduce).
+    let mut first_panic: Option<CapturedPanic> = None;
     let result = geist_engine::run(&run_settings, &saved, &mut |data| {
         match run_one(&mut tc, data, test, debug) {
             Outcome::Usage(message) => {
                 usage = Some(message);
                 return false;
+            }
+            Outcome::Failed(panic) if first_panic.is_none() => {
+                first_panic = Some(panic.clone());
+                if debug {
+                    print_debug_case(&mut tc, data, &Outcome::Failed(panic));
+                }
             }
             outcome if debug => print_debug_case(&mut tc, data, &outcome),
             _ => {}
@@ -177,7 +186,21 @@ pub fn run_property(
         return Err(format!("geist: health check failed: {message}"));
     }
     if result.failures.is_empty() {
-        return Ok(summary);
+        return match first_panic {
+            None => Ok(summary),
+            Some(panic) => Err(format!(
+                "geist: {} is flaky: a test case failed during the search but the failure \
+                 did not reproduce when replayed (the property depends on something besides \
+                 the drawn values).\nThe failure seen:\n{}{}\nSearch ran {summary}",
+                name.map(|n| format!("property {n}"))
+                    .unwrap_or("the property".into()),
+                panic
+                    .location
+                    .map(|l| format!("panicked at {l}:\n"))
+                    .unwrap_or_default(),
+                panic.message,
+            )),
+        };
     }
     let mut sections = Vec::new();
     for failure in &result.failures {

@@ -12,6 +12,7 @@ mod formats;
 mod numeric;
 mod text;
 
+pub use crate::generate::{Any, any};
 pub use collections::{
     ArrayGenerator, BTreeMapGenerator, BTreeSetGenerator, HashMapGenerator, HashSetGenerator,
     VecGenerator, arrays, btreemaps, btreesets, hashmaps, hashsets, vecs,
