@@ -359,6 +359,9 @@ pub struct Collection {
     rejections: usize,
     element_start: Option<usize>,
     finished: bool,
+    /// Whether the size scale for generation has been drawn yet.
+    scaled: bool,
+    average: f64,
 }
 
 impl Collection {
@@ -381,7 +384,16 @@ impl Collection {
             rejections: 0,
             element_start: None,
             finished: false,
+            scaled: false,
+            average,
         }
+    }
+
+    /// Keeps the usual average size even when generating (for repetitions whose
+    /// checks grow costly with length, like regex matching).
+    pub fn without_scaling(mut self) -> Collection {
+        self.scaled = true;
+        self
     }
 
     /// Number of elements accepted so far.
@@ -395,9 +407,37 @@ impl Collection {
         }
     }
 
+    /// Sizes that vary over orders of magnitude find more bugs than sizes that
+    /// are always small: when generating, a collection is now and then ten or a
+    /// hundred times its usual average size. The scale comes from the random
+    /// source, not a choice, so replay is unaffected.
+    fn draw_scale(&mut self, data: &mut TestData) {
+        self.scaled = true;
+        let Some(source) = data.source() else { return };
+        let roll = source.unit();
+        let factor = if roll < 0.03 {
+            100.0
+        } else if roll < 0.13 {
+            10.0
+        } else {
+            return;
+        };
+        let extra = (self.average - self.min_size as f64).max(1.0) * factor;
+        let room = self.max_size - self.min_size;
+        let extra = if room == usize::MAX {
+            extra
+        } else {
+            extra.min(room as f64 / 2.0)
+        };
+        self.p_continue = continue_probability(extra, room);
+    }
+
     /// Whether to produce another element.
     pub fn more(&mut self, data: &mut TestData) -> Result<bool, StopTest> {
         self.close_element(data);
+        if !self.scaled {
+            self.draw_scale(data);
+        }
         if self.finished {
             return Ok(false);
         }
@@ -511,6 +551,26 @@ mod tests {
         assert!(data.draw_boolean(0.5).is_ok());
         assert_eq!(data.draw_boolean(0.5), Err(StopTest));
         assert_eq!(data.status, Some(Status::Overrun));
+    }
+
+    #[test]
+    fn generated_sizes_vary_over_orders_of_magnitude() {
+        let mut sizes = Vec::new();
+        for seed in 0..400 {
+            let mut data =
+                TestData::generating(vec![], Source::from_seed(seed), DEFAULT_MAX_CHOICES);
+            let mut c = Collection::new(0, None);
+            let mut n = 0;
+            while c.more(&mut data).unwrap() {
+                n += 1;
+            }
+            sizes.push(n);
+        }
+        sizes.sort_unstable();
+        let median = sizes[sizes.len() / 2];
+        let largest = sizes[sizes.len() - 1];
+        assert!(median <= 8, "median {median}");
+        assert!(largest >= 100, "largest {largest}");
     }
 
     #[test]

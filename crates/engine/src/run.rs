@@ -232,6 +232,8 @@ struct Runner<'s, 't, 'd> {
     optimised: bool,
     /// Generation kept repeating itself: the space of test cases is used up.
     exhausted: bool,
+    /// Generated test cases that ran past the choice limit.
+    overruns: u64,
 }
 
 impl<'s, 't, 'd> Runner<'s, 't, 'd> {
@@ -257,6 +259,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             ran_simplest: false,
             optimised: false,
             exhausted: false,
+            overruns: 0,
         }
     }
 
@@ -383,6 +386,15 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         }
     }
 
+    /// Fails the run with a health check unless it is suppressed; true if it failed.
+    fn fail_health_check(&mut self, check: HealthCheck, message: String) -> bool {
+        if self.settings.suppress_health_checks.contains(&check) {
+            return false;
+        }
+        self.result.health_check_failure = Some(message);
+        true
+    }
+
     /// Whether generation goes on: enough valid test cases not yet run and,
     /// after a first bug, a little longer to find distinct others.
     fn should_generate_more(&self) -> bool {
@@ -406,6 +418,23 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mut first = TestData::replaying(Vec::new(), self.settings.max_choices);
             self.execute(&mut first);
             self.seen.insert(fingerprint(&first.choices()));
+            let large = first.status == Some(Status::Overrun)
+                || first.nodes.len() > self.settings.max_choices / 2;
+            if large
+                && self.fail_health_check(
+                    HealthCheck::LargeInitialTestCase,
+                    format!(
+                        "The smallest natural input for this test is very large: the simplest test \
+                     case made {} choices (the limit is {}). Generate smaller values (lower \
+                     min_size, fewer nested collections), or suppress the \
+                     large_initial_test_case health check if this is intended.",
+                        first.nodes.len(),
+                        self.settings.max_choices
+                    ),
+                )
+            {
+                return;
+            }
         }
 
         let max_invalid = (self.settings.test_cases * 10).max(1000);
@@ -432,6 +461,23 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 }
             } else {
                 consecutive_duplicates = 0;
+            }
+            if data.status == Some(Status::Overrun) {
+                self.overruns += 1;
+            }
+            if self.result.valid_test_cases < 10
+                && self.overruns >= 20
+                && self.fail_health_check(
+                    HealthCheck::TestCasesTooLarge,
+                    format!(
+                        "Test cases are too large: {} of the first test cases ran past the limit \
+                         of {} choices while only {} were valid. Bound the sizes of generated \
+                         collections (max_size) or suppress the test_cases_too_large health check.",
+                        self.overruns, self.settings.max_choices, self.result.valid_test_cases
+                    ),
+                )
+            {
+                return;
             }
             if self.result.valid_test_cases < 10
                 && self.result.invalid_test_cases >= 50
@@ -824,5 +870,35 @@ mod float_pair_shrinking {
             result.failures[0].choices,
             vec![ChoiceValue::Float(1.0), ChoiceValue::Float(1000.0)]
         );
+    }
+}
+
+#[cfg(test)]
+mod health_checks {
+    use super::*;
+    use crate::data::Collection;
+
+    fn huge(data: &mut TestData) -> bool {
+        let mut c = Collection::new(10_000, None);
+        while let Ok(true) = c.more(data) {}
+        true
+    }
+
+    #[test]
+    fn a_huge_simplest_test_case_fails_unless_suppressed() {
+        let result = run(&RunSettings::default(), &[], &mut huge);
+        let message = result.health_check_failure.expect("health check");
+        assert!(message.contains("large_initial_test_case"), "{message}");
+        let settings = RunSettings {
+            suppress_health_checks: vec![
+                HealthCheck::LargeInitialTestCase,
+                HealthCheck::TestCasesTooLarge,
+                HealthCheck::FilterTooMuch,
+            ],
+            test_cases: 5,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut huge);
+        assert!(result.health_check_failure.is_none());
     }
 }

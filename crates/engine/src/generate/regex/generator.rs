@@ -157,7 +157,7 @@ pub(super) fn emit<'n>(
                     emit(body, data, draft)?;
                 }
             } else {
-                let mut repeats = Collection::new(*min, *max);
+                let mut repeats = Collection::new(*min, *max).without_scaling();
                 while repeats.more(data)? {
                     emit(body, data, draft)?;
                 }
