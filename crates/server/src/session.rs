@@ -180,6 +180,34 @@ type SchemaCache = HashMap<Vec<u8>, Result<Arc<Schema>, SchemaError>>;
 struct CaseState {
     collections: Vec<Collection>,
     pools: Vec<Pool>,
+    state_machines: Vec<StateMachine>,
+}
+
+/// An engine-owned state machine (protocol 0.16): the engine picks the rules.
+struct StateMachine {
+    /// Rules enabled in this test case (swarm testing: a random subset, so
+    /// rules that mask each other's bugs are sometimes apart).
+    enabled: Vec<usize>,
+}
+
+fn new_state_machine(
+    data: &mut TestData,
+    rules: usize,
+) -> Result<StateMachine, geist_engine::StopTest> {
+    data.start_span(labels::TUPLE);
+    let mut enabled = Vec::with_capacity(rules);
+    for rule in 0..rules {
+        // false (the simplest) keeps the rule: shrinking re-enables rules,
+        // so the sequence of steps is what shrinks.
+        if !data.draw_boolean(0.15)? {
+            enabled.push(rule);
+        }
+    }
+    data.stop_span(false);
+    if enabled.is_empty() {
+        enabled = (0..rules).collect();
+    }
+    Ok(StateMachine { enabled })
 }
 
 #[derive(Default)]
@@ -350,6 +378,37 @@ fn handle_command(
                     Ok(Ok(cbor::integer(v)))
                 }
             }
+        }
+        "new_state_machine" if connection.version.minor >= 16 => {
+            let rules = match field(message, "rule_names") {
+                Some(Cbor::Array(names)) => names.len(),
+                _ => 0,
+            };
+            if rules == 0 {
+                return Ok(Err((
+                    "InvalidArgument: new_state_machine requires a non-empty rule_names list"
+                        .into(),
+                    "InvalidArgument",
+                )));
+            }
+            let machine = new_state_machine(data, rules)?;
+            state.state_machines.push(machine);
+            Ok(Ok(cbor::integer(state.state_machines.len() as i128 - 1)))
+        }
+        "state_machine_next_rule" if connection.version.minor >= 16 => {
+            let id = match int_arg(message, "state_machine_id") {
+                Ok(id) => id,
+                Err(e) => return bad(e),
+            };
+            let Some(machine) = usize::try_from(id)
+                .ok()
+                .and_then(|i| state.state_machines.get(i))
+            else {
+                return bad(format!("unknown state machine {id}"));
+            };
+            let n = machine.enabled.len() as i128;
+            let choice = data.draw_integer(IntegerConstraints::bounded(0, n - 1))?;
+            Ok(Ok(cbor::integer(machine.enabled[choice as usize] as i128)))
         }
         other => bad(format!("Unknown command: {other}")),
     }

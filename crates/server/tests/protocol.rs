@@ -828,3 +828,50 @@ fn failure_blobs_replay_the_failure() {
     assert!(format!("{v:?}").contains("failure_blob"), "{v:?}");
     c.finish().unwrap();
 }
+
+#[test]
+fn state_machines_pick_rules_in_protocol_0_16() {
+    let mut c = Client::start(ServerConfig {
+        version: ProtocolVersion::parse("0.16").unwrap(),
+        ..ServerConfig::default()
+    });
+    assert_eq!(c.handshake(), b"Hegel/0.16");
+    c.start_run(1, vec![("test_cases", int(20))]);
+    let mut seen = std::collections::HashSet::new();
+    let done = c.drive(|c, case, _| {
+        let names = Value::Array(vec![text("push"), text("pop"), text("peek")]);
+        let reply = c.call(
+            case,
+            map(vec![
+                ("command", text("new_state_machine")),
+                ("rule_names", names),
+                ("invariant_names", Value::Array(vec![])),
+            ]),
+        );
+        let id = result(&reply).clone();
+        for _ in 0..5 {
+            let reply = c.call(
+                case,
+                map(vec![
+                    ("command", text("state_machine_next_rule")),
+                    ("state_machine_id", id.clone()),
+                ]),
+            );
+            let rule = cbor::as_i128(result(&reply)).unwrap();
+            assert!((0..3).contains(&rule));
+            seen.insert(rule);
+        }
+        let empty = c.call(
+            case,
+            map(vec![
+                ("command", text("new_state_machine")),
+                ("rule_names", Value::Array(vec![])),
+            ]),
+        );
+        assert_eq!(error_type(&empty), Some("InvalidArgument"));
+        "VALID"
+    });
+    assert_eq!(cbor::map_get(&done, "passed"), Some(&Value::Bool(true)));
+    assert_eq!(seen.len(), 3, "every rule gets picked");
+    c.finish().unwrap();
+}
