@@ -12,13 +12,22 @@
 
 mod calldata_support;
 
-use calldata_support::{Rng, draw_value, mutate, sdk_would_spin};
+use calldata_support::sdk_would_spin;
+use geist::{Settings, TestCase, check};
+use geist_conformance::calldata::generators::{draw_damage, draw_value};
 use geist_conformance::calldata::peer::{GenlayerJs, PINNED_GENLAYER_JS_VERSION};
 use geist_conformance::calldata::{DecodeRule, decode, encode, text::to_text};
 use std::collections::BTreeMap;
 
-const VALUES: usize = 10_000;
-const DAMAGED: usize = 10_000;
+const VALUES: u64 = 10_000;
+const DAMAGED: u64 = 10_000;
+
+fn settings(seed: u64, cases: u64) -> Settings {
+    Settings::new()
+        .test_cases(cases)
+        .seed(Some(seed))
+        .database(None::<&str>)
+}
 
 fn peer() -> GenlayerJs {
     let peer = GenlayerJs::spawn_default().unwrap_or_else(|e| panic!("{e}"));
@@ -34,41 +43,31 @@ fn peer() -> GenlayerJs {
 #[ignore = "needs node and genlayer-js: run by scripts/stages/genlayer.sh"]
 fn encoders_agree_and_sdk_decodes_geist_bytes() {
     let mut peer = peer();
-    let mut rng = Rng::new(0x6765_6973);
-    for index in 0..VALUES {
-        let value = draw_value(&mut rng, 4);
+    check(settings(0x6765_6973, VALUES), |tc: &mut TestCase| {
+        let value = draw_value(tc, 4);
+        tc.note(format!("value = {}", to_text(&value)));
         let ours = encode(&value);
         let theirs = peer
             .encode(&value)
             .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|e| {
-                panic!(
-                    "case {index}: the SDK refused to encode {}: {e}",
-                    to_text(&value)
-                )
-            });
-        assert_eq!(
-            hex::encode(&theirs),
-            hex::encode(&ours),
-            "case {index}: encodings differ for {}",
-            to_text(&value)
-        );
+            .unwrap_or_else(|e| panic!("the SDK refused to encode it: {e}"));
+        assert_eq!(hex::encode(&theirs), hex::encode(&ours), "encodings differ");
         let decoded = peer
             .decode(&ours)
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|e| {
                 panic!(
-                    "case {index}: the SDK refused canonical bytes {}: {e}",
+                    "the SDK refused canonical bytes {}: {e}",
                     hex::encode(&ours)
                 )
             });
         assert_eq!(
             decoded.to_canonical().as_ref(),
             Some(&value),
-            "case {index}: the SDK decodes {} differently",
+            "the SDK decodes {} differently",
             hex::encode(&ours)
         );
-    }
+    });
 }
 
 fn short_hex(bytes: &[u8]) -> String {
@@ -101,12 +100,11 @@ fn rule_name(rule: &DecodeRule) -> String {
 #[ignore = "needs node and genlayer-js: run by scripts/stages/genlayer.sh"]
 fn sdk_agrees_on_everything_geist_accepts() {
     let mut peer = peer();
-    let mut rng = Rng::new(0x6a73);
-    let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(DAMAGED + 64);
-    for _ in 0..DAMAGED {
-        let value = draw_value(&mut rng, 3);
-        inputs.push(mutate(&mut rng, &encode(&value)));
-    }
+    let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(DAMAGED as usize + 64);
+    check(settings(0x6a73, DAMAGED), |tc: &mut TestCase| {
+        let value = draw_value(tc, 3);
+        inputs.push(draw_damage(tc, &encode(&value)));
+    });
     // Hand-picked leniency probes, so each rule is exercised at least once.
     for probe in [
         "8000",

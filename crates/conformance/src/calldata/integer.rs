@@ -18,8 +18,9 @@ pub struct Integer(Repr);
 enum Repr {
     /// Every value that fits in an `i64`.
     Small(i64),
-    /// Only values outside the `i64` range.
-    Big(BigInt),
+    /// Only values outside the `i64` range; boxed so that every [`Value`](super::Value)
+    /// stays small (32 bytes).
+    Big(Box<BigInt>),
 }
 
 /// The text was not a decimal integer (`-?[0-9]+`).
@@ -46,7 +47,7 @@ impl Integer {
     pub fn to_u64(&self) -> Option<u64> {
         match &self.0 {
             Repr::Small(v) => u64::try_from(*v).ok(),
-            Repr::Big(b) => u64::try_from(b).ok(),
+            Repr::Big(b) => u64::try_from(b.as_ref()).ok(),
         }
     }
 
@@ -54,7 +55,7 @@ impl Integer {
     pub fn to_i128(&self) -> Option<i128> {
         match &self.0 {
             Repr::Small(v) => Some(i128::from(*v)),
-            Repr::Big(b) => i128::try_from(b).ok(),
+            Repr::Big(b) => i128::try_from(b.as_ref()).ok(),
         }
     }
 
@@ -62,7 +63,7 @@ impl Integer {
     pub fn to_u128(&self) -> Option<u128> {
         match &self.0 {
             Repr::Small(v) => u128::try_from(*v).ok(),
-            Repr::Big(b) => u128::try_from(b).ok(),
+            Repr::Big(b) => u128::try_from(b.as_ref()).ok(),
         }
     }
 
@@ -70,7 +71,7 @@ impl Integer {
     pub fn to_bigint(&self) -> BigInt {
         match &self.0 {
             Repr::Small(v) => BigInt::from(*v),
-            Repr::Big(b) => b.clone(),
+            Repr::Big(b) => b.as_ref().clone(),
         }
     }
 
@@ -121,7 +122,7 @@ impl From<BigInt> for Integer {
     fn from(value: BigInt) -> Self {
         match i64::try_from(&value) {
             Ok(small) => Integer(Repr::Small(small)),
-            Err(_) => Integer(Repr::Big(value)),
+            Err(_) => Integer(Repr::Big(Box::new(value))),
         }
     }
 }
@@ -149,7 +150,7 @@ macro_rules! from_wide {
             fn from(value: $t) -> Self {
                 match i64::try_from(value) {
                     Ok(small) => Integer(Repr::Small(small)),
-                    Err(_) => Integer(Repr::Big(BigInt::from(value))),
+                    Err(_) => Integer(Repr::Big(Box::new(BigInt::from(value)))),
                 }
             }
         }

@@ -13,12 +13,13 @@
 //! Around the codec: [`text`] is a human-readable form (for the CLI and error
 //! reports), [`typed_json`] the typed JSON notation of the shared vectors file,
 //! [`serde`](mod@self::ser) support so user types derive to and from Calldata, [`vectors`] runs a
-//! vectors file, and [`peer`] drives the published `genlayer-js` SDK for
-//! differential checks.
+//! vectors file, [`peer`] drives the published `genlayer-js` SDK for
+//! differential checks, and [`generators`] draws values with geist's engine.
 
 mod de;
 mod decode;
 mod encode;
+pub mod generators;
 mod integer;
 pub mod peer;
 mod ser;

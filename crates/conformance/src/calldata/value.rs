@@ -296,6 +296,11 @@ mod tests {
     }
 
     #[test]
+    fn values_stay_small() {
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+    }
+
+    #[test]
     fn depth_counts_containers() {
         let nested = Value::Array(vec![Value::Array(vec![]), Value::from(1)]);
         assert_eq!(nested.depth(), 2);
