@@ -5,11 +5,15 @@
 //! Properties: one unbounded integer (drawn directly and through a Hegel
 //! integer schema), and a list of exactly 100 unbounded integers (through a
 //! Hegel list schema with min_size = max_size = 100). Each is run `ROUNDS`
-//! times; the table shows the median rate and the spread.
+//! times; the table shows the median rate and the spread, per second of the
+//! benchmark thread's CPU time (from `/proc/thread-self/schedstat`, so that
+//! other processes sharing the cores do not distort it; wall-clock rates are
+//! shown too, and used alone where schedstat is unavailable).
 //!
 //! Environment: `GEIST_BENCH_CASES` (default 200,000) test cases per run of
 //! the one-integer properties (a tenth of it for the list property),
-//! `GEIST_BENCH_ROUNDS` (default 7).
+//! `GEIST_BENCH_ROUNDS` (default 7), `GEIST_BENCH_ONLY` (a substring of the
+//! property names, e.g. `list`) to measure (or profile) one property alone.
 //!
 //! Run: `cargo bench -p geist-engine --bench overhead`.
 
@@ -78,25 +82,37 @@ fn properties(cases: u64) -> Vec<Property> {
     ]
 }
 
-/// One run: (test cases run, seconds).
-fn measure(property: &Property, seed: u128) -> (u64, f64) {
+/// Nanoseconds this thread has spent on a CPU (Linux `schedstat`), so that
+/// other processes competing for the cores do not count against the engine.
+fn thread_cpu_nanos() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// One run: (test cases run, wall seconds, CPU seconds if known).
+fn measure(property: &Property, seed: u128) -> (u64, f64, Option<f64>) {
     let settings = RunSettings {
         seed,
         test_cases: property.cases,
         ..RunSettings::default()
     };
+    let cpu_before = thread_cpu_nanos();
     let started = Instant::now();
     let result = run(&settings, &[], &mut |data| {
         (property.test)(data);
         true
     });
     let seconds = started.elapsed().as_secs_f64();
+    let cpu = match (cpu_before, thread_cpu_nanos()) {
+        (Some(a), Some(b)) if b > a => Some((b - a) as f64 / 1e9),
+        _ => None,
+    };
     assert!(
         result.passed(),
         "{}: the property cannot fail, yet the run did not pass: {result:?}",
         property.name
     );
-    (result.test_cases, seconds)
+    (result.test_cases, seconds, cpu)
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -115,29 +131,46 @@ fn env_number(name: &str, default: u64) -> u64 {
 fn main() {
     let cases = env_number("GEIST_BENCH_CASES", 200_000);
     let rounds = env_number("GEIST_BENCH_ROUNDS", 7).max(1);
-    println!("geist engine overhead: run() in process, one thread, {rounds} rounds each\n");
     println!(
-        "| property | test cases per run | median cases/s | min cases/s | max cases/s | median ns/case |"
+        "geist engine overhead: run() in process, one thread, {rounds} rounds each; \
+         rates per second of this thread's CPU time (wall-clock rates in brackets)\n"
+    );
+    println!(
+        "| property | test cases per run | median cases/s | min cases/s | max cases/s | \
+         median ns/case |"
     );
     println!("|---|---|---|---|---|---|");
+    let only = std::env::var("GEIST_BENCH_ONLY").ok();
     for property in properties(cases) {
+        if only
+            .as_ref()
+            .is_some_and(|o| !property.name.contains(o.as_str()))
+        {
+            continue;
+        }
         // One warm-up run (page faults, allocator growth), not counted.
         measure(&property, 1_000);
-        let mut rates: Vec<f64> = (0..rounds)
-            .map(|round| {
-                let (n, seconds) = measure(&property, u128::from(round));
-                n as f64 / seconds
-            })
+        let runs: Vec<(u64, f64, Option<f64>)> = (0..rounds)
+            .map(|round| measure(&property, u128::from(round)))
             .collect();
-        rates.sort_by(f64::total_cmp);
-        let median = rates[rates.len() / 2];
+        let mut wall: Vec<f64> = runs.iter().map(|(n, s, _)| *n as f64 / s).collect();
+        let mut cpu: Vec<f64> = runs
+            .iter()
+            .map(|(n, s, c)| *n as f64 / c.unwrap_or(*s))
+            .collect();
+        wall.sort_by(f64::total_cmp);
+        cpu.sort_by(f64::total_cmp);
+        let (median, median_wall) = (cpu[cpu.len() / 2], wall[wall.len() / 2]);
         println!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            "| {} | {} | {:.0} ({:.0}) | {:.0} ({:.0}) | {:.0} ({:.0}) | {:.0} |",
             property.name,
             property.cases,
             median,
-            rates[0],
-            rates[rates.len() - 1],
+            median_wall,
+            cpu[0],
+            wall[0],
+            cpu[cpu.len() - 1],
+            wall[wall.len() - 1],
             1e9 / median
         );
     }

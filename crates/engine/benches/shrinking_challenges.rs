@@ -52,10 +52,13 @@ impl Outcome {
     }
 }
 
+/// A challenge's test function: draws a test case and checks the property.
+type TestFunction = Box<dyn Fn(&mut TestData) -> Drawn<Outcome>>;
+
 /// A shrinking challenge: its name and its test function.
 struct Challenge {
     name: &'static str,
-    test: Box<dyn Fn(&mut TestData) -> Drawn<Outcome>>,
+    test: TestFunction,
 }
 
 // ---------------------------------------------------------------- schemas
