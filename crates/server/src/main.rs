@@ -6,6 +6,13 @@ use std::time::Duration;
 
 const USAGE: &str = "usage: geist-server [--stdio] [--verbosity quiet|normal|verbose|debug] [--protocol-version V] [--version]";
 
+fn standard_files() -> std::io::Result<(std::fs::File, std::fs::File)> {
+    use std::os::fd::AsFd;
+    let input = std::io::stdin().as_fd().try_clone_to_owned()?;
+    let output = std::io::stdout().as_fd().try_clone_to_owned()?;
+    Ok((std::fs::File::from(input), std::fs::File::from(output)))
+}
+
 fn main() -> ExitCode {
     let mut config = ServerConfig::default();
     let mut version_text = std::env::var("GEIST_PROTOCOL_VERSION").ok();
@@ -78,7 +85,17 @@ fn main() -> ExitCode {
     {
         config.debug = true;
     }
-    match serve(std::io::stdin(), std::io::stdout(), config) {
+    // Plain files on the standard descriptors: no global locks, no line
+    // buffering (which would flush at every 0x0A byte inside a payload); the
+    // connection writes each packet whole and flushes once.
+    let (input, output) = match standard_files() {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("geist-server: cannot use stdin/stdout: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match serve(input, std::io::BufWriter::with_capacity(1 << 16, output), config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("geist-server: {e}");
