@@ -8,7 +8,7 @@
 //! under `target/lazily-disagreements/` (or `$GEIST_RECORD_DIR`).
 //!
 //! Messages come from the pack's generators driven by a seeded choice stream;
-//! `lazily_pending/differential.rs` holds the same checks driven by
+//! `lazily_geist_differential.rs` holds the same checks driven by
 //! `geist::check`, which also shrinks a disagreement to a minimal message.
 
 use geist_conformance::fixtures::json::Json;

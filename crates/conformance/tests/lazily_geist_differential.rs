@@ -1,14 +1,14 @@
 //! Differential test against lazily 0.61.0 driven by geist: a disagreement shrinks to a
 //! minimal message, which is written as a fixture under `target/lazily-disagreements/`.
 
-mod choices;
+mod lazily_geist_support;
 
-use choices::GeistChoices;
 use geist::{Settings, TestCase, check};
 use geist_conformance::fixtures::{Runner, json, record_fixture, write_fixture};
 use geist_conformance::lazily::generate::draw_message;
 use geist_conformance::lazily::mutate::{draw_mutation, lazily_leniency};
 use geist_conformance::lazily::{IpcMessage, LazilyPack, decode, encode};
+use lazily_geist_support::GeistChoices;
 use std::path::PathBuf;
 
 /// Writes `message` as a fixture; geist runs the shrunk example last, so the file left is minimal.

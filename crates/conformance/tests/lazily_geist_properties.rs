@@ -1,11 +1,11 @@
 //! The lazily pack's properties driven by geist: 10,000 cases each, shrinking on failure.
 
-mod choices;
+mod lazily_geist_support;
 
-use choices::GeistChoices;
 use geist::{Settings, TestCase, check};
 use geist_conformance::lazily::generate::{draw_message, draw_session};
 use geist_conformance::lazily::{IpcMessage, Mirror, Receipt, Receiver, decode, encode};
+use lazily_geist_support::GeistChoices;
 
 #[test]
 fn decode_inverts_encode_and_encoding_is_stable() {

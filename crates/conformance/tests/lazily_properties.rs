@@ -6,7 +6,7 @@
 //!   one fed the session without loss;
 //! - any generated message recorded as a fixture passes the runner.
 //!
-//! Driven by a seeded choice stream; `lazily_pending/properties.rs` holds the
+//! Driven by a seeded choice stream; `lazily_geist_properties.rs` holds the
 //! same properties driven by `geist::check`.
 
 use geist_conformance::fixtures::json;

@@ -1,6 +1,6 @@
 //! Generated seed-schema vectors validate against the seed schema, check
 //! clean, and round-trip through the loader (deterministic sweep over seeds;
-//! the geist-driven property over the same generator is in `vectors_pending/`).
+//! the geist-driven property over the same generator is `vectors_properties.rs`).
 
 mod vectors_support;
 
