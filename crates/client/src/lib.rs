@@ -26,6 +26,7 @@ pub mod generators;
 mod panic_capture;
 mod runner;
 mod settings;
+pub mod stateful;
 mod test_case;
 
 pub use geist_engine::HealthCheck;

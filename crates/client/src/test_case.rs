@@ -50,6 +50,11 @@ pub struct TestCase {
     /// How many `draw` calls are open (only outermost draws are reported).
     depth: u32,
     draws: u32,
+    /// State machine steps run so far.
+    steps: u32,
+    /// While a state machine step runs (and recording): its line in the
+    /// recording, its rule and the values it drew so far.
+    step: Option<(usize, String, Vec<String>)>,
 }
 
 impl TestCase {
@@ -59,6 +64,8 @@ impl TestCase {
             recording: None,
             depth: 0,
             draws: 0,
+            steps: 0,
+            step: None,
         }
     }
 
@@ -67,6 +74,8 @@ impl TestCase {
         self.recording = record.then(Recording::default);
         self.depth = 0;
         self.draws = 0;
+        self.steps = 0;
+        self.step = None;
     }
 
     pub(crate) fn take_recording(&mut self) -> Option<Recording> {
@@ -108,7 +117,12 @@ impl TestCase {
         self.depth -= 1;
         if self.depth == 0 {
             self.draws += 1;
-            if let Some(recording) = &mut self.recording {
+            if self.step.is_some() {
+                self.step_argument(match name {
+                    Some(name) => format!("{name} = {value:?}"),
+                    None => format!("{value:?}"),
+                });
+            } else if let Some(recording) = &mut self.recording {
                 let line = match name {
                     Some(name) => format!("{name} = {value:?}"),
                     None => format!("draw {} = {value:?}", self.draws),
@@ -151,6 +165,34 @@ impl TestCase {
     /// Whether this is the replay of a failure being reported (draws and notes are recorded).
     pub fn is_final(&self) -> bool {
         self.recording.is_some()
+    }
+
+    // State machine steps: a step's draws are shown as its arguments.
+
+    /// Starts a step of `rule`; its line is recorded at once, so a step that
+    /// panics still appears in the report.
+    pub(crate) fn begin_step(&mut self, rule: &str) {
+        self.steps += 1;
+        if let Some(recording) = &mut self.recording {
+            recording
+                .lines
+                .push(format!("step {}: {rule}()", self.steps));
+            self.step = Some((recording.lines.len() - 1, rule.to_string(), Vec::new()));
+        }
+    }
+
+    pub(crate) fn step_argument(&mut self, argument: String) {
+        if let (Some((line, rule, arguments)), Some(recording)) =
+            (&mut self.step, &mut self.recording)
+        {
+            arguments.push(argument);
+            recording.lines[*line] =
+                format!("step {}: {rule}({})", self.steps, arguments.join(", "));
+        }
+    }
+
+    pub(crate) fn end_step(&mut self) {
+        self.step = None;
     }
 
     // Primitive choices, for the generators.
