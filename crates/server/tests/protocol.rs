@@ -458,6 +458,16 @@ fn every_schema_generates_the_documented_shape() {
             },
         ),
         (
+            schema(
+                "json_schema",
+                vec![(
+                    "schema",
+                    map(vec![("type", text("integer")), ("minimum", int(5))]),
+                )],
+            ),
+            |v| cbor::as_i128(v).is_some_and(|n| n >= 5),
+        ),
+        (
             schema("complex", vec![("max_magnitude", Value::Float(2.0))]),
             |v| {
                 let Value::Array(p) = v else { return false };

@@ -5,6 +5,7 @@
 //! its choices. Composite values open spans so the shrinker sees structure.
 
 pub mod formats;
+pub mod json_schema;
 pub mod regex;
 pub mod schema;
 
@@ -133,6 +134,7 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             Ok(Value::Array(out))
         }
         Schema::Format(format) => format.generate(data),
+        Schema::JsonSchema(schema) => schema.generate(data),
         Schema::Fraction {
             min,
             max,

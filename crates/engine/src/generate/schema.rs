@@ -106,6 +106,8 @@ pub enum Schema {
         /// Largest denominator.
         max_denominator: Option<i128>,
     },
+    /// A value valid under a JSON Schema.
+    JsonSchema(Arc<super::json_schema::JsonSchema>),
     /// A complex number `[real, imag]`.
     Complex {
         /// Largest magnitude.
@@ -649,6 +651,14 @@ impl Schema {
                     max,
                     max_denominator,
                 })
+            }
+            "json_schema" => {
+                let schema = value
+                    .get("schema")
+                    .ok_or_else(|| SchemaError::new("json_schema requires a \"schema\""))?;
+                Ok(Schema::JsonSchema(Arc::new(super::json_schema::JsonSchema::parse(
+                    schema,
+                )?)))
             }
             "complex" => {
                 let max_magnitude = float_field(value, "max_magnitude")?;
