@@ -7,7 +7,7 @@
 //   {"op":"decode","hex":"..."}         -> {"ok":V}       | {"error":"..."}
 //   {"op":"accepts","hex":"..."}        -> {"ok":null}    | {"error":"..."}  (no value: any depth)
 //   {"op":"bench","inputs":["hex",...],"seconds":S}
-//                                       -> {"ok":{"encode_mb_per_s":x,"decode_mb_per_s":y}}
+//                                       -> {"ok":{"encode_mb_per_s":x,"decode_mb_per_s":y}} (per CPU-second)
 // V is a tagged array: ["null"], ["bool",b], ["int","<decimal>"], ["bytes","<hex>"],
 // ["str",s], ["address","<hex>"], ["array",[V...]], ["map",[[key,V]...]] (pairs in the
 // order the SDK's Map holds them: wire order, a repeated key keeping its first place
@@ -67,16 +67,18 @@ function bench(inputs, seconds) {
   const bytes = inputs.map(fromHex);
   const values = bytes.map((b) => decode(b));
   const total = bytes.reduce((n, b) => n + b.length, 0);
+  // Rates per CPU-second (user + system), like geist's benchmark: the machine
+  // may be shared, and wall time would count other processes' turns.
   const rate = (work) => {
     let rounds = 0;
     const start = process.hrtime.bigint();
-    let elapsed = 0;
+    const cpuStart = process.cpuUsage();
     do {
       work();
       rounds++;
-      elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-    } while (elapsed < seconds);
-    return (total * rounds) / elapsed / 1e6;
+    } while (Number(process.hrtime.bigint() - start) / 1e9 < seconds);
+    const cpu = process.cpuUsage(cpuStart);
+    return (total * rounds) / ((cpu.user + cpu.system) / 1e6) / 1e6;
   };
   const decodeRate = rate(() => { for (const b of bytes) decode(b); });
   const encodeRate = rate(() => { for (const v of values) encode(v); });

@@ -160,7 +160,33 @@ struct Reader<'a> {
     max_depth: usize,
 }
 
+/// Builds a big integer from a head longer than 64 bits; rare, so kept out of the hot path.
+#[cold]
+#[inline(never)]
+fn big_integer(head: &[u8], negative: bool) -> Integer {
+    let payload = uleb128::to_biguint(head) >> TYPE_BITS;
+    Integer::from_payload(payload, negative)
+}
+
+/// The refusal for a key that is not greater than the one before it.
+#[cold]
+#[inline(never)]
+fn key_order_error(offset: usize, previous: &[u8], key: &str) -> DecodeError {
+    let rule = if previous == key.as_bytes() {
+        DecodeRule::DuplicateKey {
+            key: key.to_owned(),
+        }
+    } else {
+        DecodeRule::UnsortedKeys {
+            previous: String::from_utf8_lossy(previous).into_owned(),
+            key: key.to_owned(),
+        }
+    };
+    DecodeError { offset, rule }
+}
+
 impl<'a> Reader<'a> {
+    #[cold]
     fn error(&self, offset: usize, rule: DecodeRule) -> DecodeError {
         DecodeError { offset, rule }
     }
@@ -227,10 +253,7 @@ impl<'a> Reader<'a> {
                     let payload = (head >> TYPE_BITS) as i64;
                     Integer::from(if negative { -payload - 1 } else { payload })
                 }
-                None => {
-                    let payload = uleb128::to_biguint(scanned.bytes) >> TYPE_BITS;
-                    Integer::from_payload(payload, negative)
-                }
+                None => big_integer(scanned.bytes, negative),
             }));
         }
         let what = match tag {
@@ -337,27 +360,10 @@ impl<'a> Reader<'a> {
                     DecodeRule::InvalidUtf8 { what: "map key" },
                 )
             })?;
-            if let Some(previous) = previous {
-                match previous.cmp(key) {
-                    std::cmp::Ordering::Less => {}
-                    std::cmp::Ordering::Equal => {
-                        return Err(self.error(
-                            key_start,
-                            DecodeRule::DuplicateKey {
-                                key: key_text.to_owned(),
-                            },
-                        ));
-                    }
-                    std::cmp::Ordering::Greater => {
-                        return Err(self.error(
-                            key_start,
-                            DecodeRule::UnsortedKeys {
-                                previous: String::from_utf8_lossy(previous).into_owned(),
-                                key: key_text.to_owned(),
-                            },
-                        ));
-                    }
-                }
+            if let Some(previous) = previous
+                && previous >= key
+            {
+                return Err(key_order_error(key_start, previous, key_text));
             }
             previous = Some(key);
             let value = self.value(depth)?;
