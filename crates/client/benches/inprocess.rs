@@ -1,0 +1,178 @@
+//! In-process test cases per second for trivial properties, geist side by
+//! side with hegeltest (its in-process engine, `static-engine`) in one run.
+//!
+//! `cargo bench -p geist --bench inprocess` prints a markdown table: for
+//! each property, the median rate of several interleaved rounds of each
+//! library and the ratio geist / hegeltest. Arguments: `--test-cases N`
+//! (per round, default 20,000) and `--rounds N` (default 7).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+/// One library running one property for `n` test cases; returns test cases run.
+type Runner = fn(u64, u64) -> u64;
+
+mod geist_side {
+    use geist::generators as gs;
+    use geist::{Settings, TestCase, run_property};
+
+    fn settings(n: u64, seed: u64) -> Settings {
+        Settings::new()
+            .test_cases(n)
+            .seed(Some(seed))
+            .database(None::<&str>)
+    }
+
+    pub fn one_integer(n: u64, seed: u64) -> u64 {
+        let mut runs = 0;
+        let result = run_property(&settings(n, seed), &mut |tc: &mut TestCase| {
+            let x: i64 = tc.draw(gs::integers::<i64>());
+            runs += 1;
+            assert!(super::black_box(x) == x);
+        });
+        assert!(result.is_ok(), "{result:?}");
+        runs
+    }
+
+    pub fn bounded_pair(n: u64, seed: u64) -> u64 {
+        let mut runs = 0;
+        let result = run_property(&settings(n, seed), &mut |tc: &mut TestCase| {
+            let a: u32 = tc.draw(gs::integers::<u32>().max_value(1000));
+            let b: bool = tc.draw(gs::booleans());
+            runs += 1;
+            super::black_box((a, b));
+        });
+        assert!(result.is_ok(), "{result:?}");
+        runs
+    }
+
+    pub fn small_vec(n: u64, seed: u64) -> u64 {
+        let mut runs = 0;
+        let result = run_property(&settings(n, seed), &mut |tc: &mut TestCase| {
+            let xs: Vec<i64> = tc.draw(gs::vecs(gs::integers::<i64>()).max_size(10));
+            runs += 1;
+            assert!(super::black_box(xs.len()) <= 10);
+        });
+        assert!(result.is_ok(), "{result:?}");
+        runs
+    }
+}
+
+mod hegel_side {
+    use hegel::generators as gs;
+    use hegel::{Hegel, Settings, TestCase};
+    use std::cell::Cell;
+
+    fn settings(n: u64, seed: u64) -> Settings {
+        Settings::new()
+            .test_cases(n)
+            .seed(Some(seed))
+            .database(None::<String>)
+    }
+
+    pub fn one_integer(n: u64, seed: u64) -> u64 {
+        let runs = Cell::new(0);
+        Hegel::new(|tc: TestCase| {
+            let x: i64 = tc.draw(gs::integers::<i64>());
+            runs.set(runs.get() + 1);
+            assert!(super::black_box(x) == x);
+        })
+        .settings(settings(n, seed))
+        .run();
+        runs.get()
+    }
+
+    pub fn bounded_pair(n: u64, seed: u64) -> u64 {
+        let runs = Cell::new(0);
+        Hegel::new(|tc: TestCase| {
+            let a: u32 = tc.draw(gs::integers::<u32>().max_value(1000));
+            let b: bool = tc.draw(gs::booleans());
+            runs.set(runs.get() + 1);
+            super::black_box((a, b));
+        })
+        .settings(settings(n, seed))
+        .run();
+        runs.get()
+    }
+
+    pub fn small_vec(n: u64, seed: u64) -> u64 {
+        let runs = Cell::new(0);
+        Hegel::new(|tc: TestCase| {
+            let xs: Vec<i64> = tc.draw(gs::vecs(gs::integers::<i64>()).max_size(10));
+            runs.set(runs.get() + 1);
+            assert!(super::black_box(xs.len()) <= 10);
+        })
+        .settings(settings(n, seed))
+        .run();
+        runs.get()
+    }
+}
+
+/// Test cases per second of one round, and the test cases it ran.
+fn rate(runner: Runner, n: u64, seed: u64) -> (f64, u64) {
+    let start = Instant::now();
+    let runs = runner(n, seed);
+    (runs as f64 / start.elapsed().as_secs_f64(), runs)
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn argument(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let n = argument("--test-cases", 20_000);
+    let rounds = argument("--rounds", 7).max(1);
+    let properties: [(&str, Runner, Runner); 3] = [
+        ("one i64", geist_side::one_integer, hegel_side::one_integer),
+        (
+            "u32 in 0..=1000 and a bool",
+            geist_side::bounded_pair,
+            hegel_side::bounded_pair,
+        ),
+        (
+            "Vec<i64> of at most 10",
+            geist_side::small_vec,
+            hegel_side::small_vec,
+        ),
+    ];
+    println!(
+        "In-process test cases per second ({n} test cases per round, median of {rounds} rounds, interleaved)\n"
+    );
+    println!(
+        "| property | geist | hegeltest 0.51.0 (static-engine) | geist / hegeltest | test cases per round (geist, hegeltest) |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    for (name, ours, theirs) in properties {
+        // Warm both up (first-use set-up, page faults) outside the timing.
+        rate(ours, 200, 0);
+        rate(theirs, 200, 0);
+        let mut geist_rates = Vec::new();
+        let mut hegel_rates = Vec::new();
+        let mut counts = (0, 0);
+        for round in 0..rounds {
+            let (r, c) = rate(ours, n, round + 1);
+            geist_rates.push(r);
+            counts.0 = c;
+            let (r, c) = rate(theirs, n, round + 1);
+            hegel_rates.push(r);
+            counts.1 = c;
+        }
+        let (g, h) = (median(geist_rates), median(hegel_rates));
+        println!(
+            "| {name} | {g:.0} | {h:.0} | {:.2} | {}, {} |",
+            g / h,
+            counts.0,
+            counts.1
+        );
+    }
+}
