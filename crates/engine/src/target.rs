@@ -44,7 +44,8 @@ fn shifted(node: &ChoiceNode, direction: i128, step: u128) -> Option<ChoiceValue
             } else {
                 v.checked_sub_unsigned(step)?
             };
-            c.permits(candidate).then_some(ChoiceValue::Integer(candidate))
+            c.permits(candidate)
+                .then_some(ChoiceValue::Integer(candidate))
         }
         (ChoiceValue::Boolean(b), _) if step == 1 && (direction > 0) != *b => {
             Some(ChoiceValue::Boolean(direction > 0))
@@ -68,7 +69,8 @@ pub fn climb(
             }
             for direction in [1i128, -1] {
                 let mut step: u128 = 1;
-                while let Some(value) = best.nodes.get(i).and_then(|n| shifted(n, direction, step)) {
+                while let Some(value) = best.nodes.get(i).and_then(|n| shifted(n, direction, step))
+                {
                     let mut candidate: Vec<ChoiceValue> =
                         best.nodes.iter().map(|n| n.value.clone()).collect();
                     candidate[i] = value;

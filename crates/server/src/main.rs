@@ -95,7 +95,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match serve(input, std::io::BufWriter::with_capacity(1 << 16, output), config) {
+    match serve(
+        input,
+        std::io::BufWriter::with_capacity(1 << 16, output),
+        config,
+    ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("geist-server: {e}");

@@ -656,9 +656,9 @@ impl Schema {
                 let schema = value
                     .get("schema")
                     .ok_or_else(|| SchemaError::new("json_schema requires a \"schema\""))?;
-                Ok(Schema::JsonSchema(Arc::new(super::json_schema::JsonSchema::parse(
-                    schema,
-                )?)))
+                Ok(Schema::JsonSchema(Arc::new(
+                    super::json_schema::JsonSchema::parse(schema)?,
+                )))
             }
             "complex" => {
                 let max_magnitude = float_field(value, "max_magnitude")?;
