@@ -9,6 +9,7 @@
 use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
 use crate::settings::{Settings, Verbosity};
 use crate::test_case::{Recording, StopSignal, TestCase, UsageError};
+use geist_engine::DatabaseHandle;
 use geist_engine::data::DEFAULT_MAX_CHOICES;
 use geist_engine::database::{DirectoryDatabase, ExampleDatabase};
 use geist_engine::{Phases, RunResult, RunSettings, Status, TestData};
@@ -129,18 +130,15 @@ pub fn run_property(
     };
     let debug = settings.verbosity >= Verbosity::Debug;
     let database = match (&settings.database, &settings.name) {
-        (Some(path), Some(name)) => Some((DirectoryDatabase::new(path), name.as_bytes())),
+        (Some(path), Some(_)) => Some(DirectoryDatabase::new(path)),
         _ => None,
     };
-    let saved = match &database {
-        Some((db, key)) => {
-            let (entries, warnings) = db.fetch(key);
-            for warning in warnings {
-                eprintln!("geist: example database: {warning}");
-            }
-            entries
-        }
-        None => Vec::new(),
+    let handle = match (&database, &settings.name) {
+        (Some(db), Some(name)) => Some(DatabaseHandle {
+            database: db as &dyn ExampleDatabase,
+            key: name.as_bytes().to_vec(),
+        }),
+        _ => None,
     };
     let _capture = CaptureGuard::start();
     let mut tc = TestCase::new();
@@ -148,7 +146,9 @@ pub fn run_property(
     // The first panic seen: if the engine ends with no failure despite it,
     // the property is flaky (the failure did not reproduce).
     let mut first_panic: Option<CapturedPanic> = None;
-    let result = geist_engine::run(&run_settings, &saved, &mut |data| {
+    // Saved failures are replayed first; failures are saved as they are found
+    // and shrunk, and entries that no longer fail are deleted.
+    let result = geist_engine::run_with_database(&run_settings, handle, &mut |data| {
         match run_one(&mut tc, data, test, debug) {
             Outcome::Usage(message) => {
                 usage = Some(message);
@@ -165,11 +165,8 @@ pub fn run_property(
         }
         true
     });
-    if usage.is_none()
-        && !result.aborted
-        && let Some((db, key)) = &database
-    {
-        keep_latest_failures(db, key, &saved, &result);
+    for warning in &result.warnings {
+        eprintln!("geist: example database: {warning}");
     }
     let name = settings.name.as_deref();
     let summary = RunSummary::from_result(&result, seed);
@@ -184,6 +181,19 @@ pub fn run_property(
     }
     if let Some(message) = &result.health_check_failure {
         return Err(format!("geist: health check failed: {message}"));
+    }
+    if let Some(message) = &result.flaky {
+        let seen = first_panic
+            .map(|p| {
+                let at = p.location.map(|l| format!(" at {l}")).unwrap_or_default();
+                format!("\nThe failure seen{at}:\n{}", p.message)
+            })
+            .unwrap_or_default();
+        return Err(format!(
+            "geist: {} is flaky: {message}{seen}\nSearch ran {summary}",
+            name.map(|n| format!("property {n}"))
+                .unwrap_or("the property".into()),
+        ));
     }
     if result.failures.is_empty() {
         return match first_panic {
@@ -210,28 +220,6 @@ pub fn run_property(
         sections.push(failure_section(&recording, outcome));
     }
     Err(format_report(name, seed, &summary, &sections))
-}
-
-/// Keeps exactly the failures this run ended with: saved entries that no
-/// longer fail, or were shrunk further, are deleted.
-fn keep_latest_failures(
-    db: &DirectoryDatabase,
-    key: &[u8],
-    saved: &[Vec<geist_engine::choice::ChoiceValue>],
-    result: &RunResult,
-) {
-    for entry in saved {
-        if !result.failures.iter().any(|f| &f.choices == entry)
-            && let Err(e) = db.delete(key, entry)
-        {
-            eprintln!("geist: example database: {e}");
-        }
-    }
-    for failure in &result.failures {
-        if let Err(e) = db.save(key, &failure.choices) {
-            eprintln!("geist: example database: {e}");
-        }
-    }
 }
 
 fn print_debug_case(tc: &mut TestCase, data: &TestData, outcome: &Outcome) {

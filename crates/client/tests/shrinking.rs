@@ -108,14 +108,12 @@ fn mapped_and_filtered_values_shrink() {
 }
 
 #[test]
-#[ignore = "engine shrinker: lowering a filtered value by one lands on a rejected value (gets 57 with the engine at 366c3c2; passes with the engine changes in progress)"]
 fn filter_with_gaps_shrinks_to_smallest_accepted_value() {
     let odd = gs::integers::<u32>().filter(|x| x % 2 == 1);
     assert_eq!(minimal(12, odd, |x| *x > 50), 51);
 }
 
 #[test]
-#[ignore = "engine shrinker: switching one_of to an earlier branch replays the later value as that branch's simplest (gets 1000 with the engine at 366c3c2; passes with the engine changes in progress)"]
 fn one_of_shrinks_to_the_first_branch_that_fails() {
     let g = gs::one_of(vec![
         gs::integers::<i64>().min_value(0).max_value(10).boxed(),
