@@ -39,7 +39,7 @@ fn visit_token_map<'de, V: Visitor<'de>>(
     visitor: V,
 ) -> Result<V::Value, SerdeError> {
     visitor.visit_map(EntriesAccess {
-        entries: vec![(token.to_owned(), value)].into_iter(),
+        entries: std::iter::once((token.to_owned(), value)),
         pending: None,
     })
 }
@@ -193,12 +193,12 @@ impl<'de> SeqAccess<'de> for ItemsAccess {
     }
 }
 
-struct EntriesAccess {
-    entries: std::vec::IntoIter<(String, Value)>,
+struct EntriesAccess<I> {
+    entries: I,
     pending: Option<Value>,
 }
 
-impl<'de> MapAccess<'de> for EntriesAccess {
+impl<'de, I: ExactSizeIterator<Item = (String, Value)>> MapAccess<'de> for EntriesAccess<I> {
     type Error = SerdeError;
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,

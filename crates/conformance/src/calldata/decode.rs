@@ -142,7 +142,7 @@ pub fn decode_with(input: &[u8], options: &DecodeOptions) -> Result<Value, Decod
         position: 0,
         max_depth: options.max_depth,
     };
-    let value = reader.value(0)?;
+    let value = reader.value(0).map_err(|e| *e)?;
     if reader.position != input.len() {
         return Err(DecodeError {
             offset: reader.position,
@@ -153,6 +153,10 @@ pub fn decode_with(input: &[u8], options: &DecodeOptions) -> Result<Value, Decod
     }
     Ok(value)
 }
+
+/// Internal results carry the error boxed: it is rare and large, and a small
+/// `Result` keeps the recursive hot path lean.
+type Step<T> = Result<T, Box<DecodeError>>;
 
 struct Reader<'a> {
     input: &'a [u8],
@@ -171,7 +175,7 @@ fn big_integer(head: &[u8], negative: bool) -> Integer {
 /// The refusal for a key that is not greater than the one before it.
 #[cold]
 #[inline(never)]
-fn key_order_error(offset: usize, previous: &[u8], key: &str) -> DecodeError {
+fn key_order_error(offset: usize, previous: &[u8], key: &str) -> Box<DecodeError> {
     let rule = if previous == key.as_bytes() {
         DecodeRule::DuplicateKey {
             key: key.to_owned(),
@@ -182,13 +186,13 @@ fn key_order_error(offset: usize, previous: &[u8], key: &str) -> DecodeError {
             key: key.to_owned(),
         }
     };
-    DecodeError { offset, rule }
+    Box::new(DecodeError { offset, rule })
 }
 
 impl<'a> Reader<'a> {
     #[cold]
-    fn error(&self, offset: usize, rule: DecodeRule) -> DecodeError {
-        DecodeError { offset, rule }
+    fn error(&self, offset: usize, rule: DecodeRule) -> Box<DecodeError> {
+        Box::new(DecodeError { offset, rule })
     }
 
     fn remaining(&self) -> usize {
@@ -197,7 +201,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a ULEB128 number that must fit in 64 bits (a length, count or key length).
     #[inline]
-    fn length(&mut self, what: &'static str) -> Result<u64, DecodeError> {
+    fn length(&mut self, what: &'static str) -> Step<u64> {
         let start = self.position;
         let scanned =
             uleb128::scan(&self.input[start..]).map_err(|e| self.scan_error(start, e, what))?;
@@ -208,7 +212,7 @@ impl<'a> Reader<'a> {
         Ok(value)
     }
 
-    fn scan_error(&self, offset: usize, error: ScanError, what: &'static str) -> DecodeError {
+    fn scan_error(&self, offset: usize, error: ScanError, what: &'static str) -> Box<DecodeError> {
         match error {
             ScanError::Unterminated => self.error(offset, DecodeRule::UnterminatedUleb { what }),
             ScanError::NonMinimal => self.error(offset, DecodeRule::NonMinimalUleb { what }),
@@ -217,12 +221,7 @@ impl<'a> Reader<'a> {
 
     /// Takes `length` bytes, or fails naming what they were for.
     #[inline]
-    fn take(
-        &mut self,
-        length: u64,
-        what: &'static str,
-        offset: usize,
-    ) -> Result<&'a [u8], DecodeError> {
+    fn take(&mut self, length: u64, what: &'static str, offset: usize) -> Step<&'a [u8]> {
         let available = self.remaining();
         if length > available as u64 {
             return Err(self.error(
@@ -239,7 +238,7 @@ impl<'a> Reader<'a> {
         Ok(&self.input[start..self.position])
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, DecodeError> {
+    fn value(&mut self, depth: usize) -> Step<Value> {
         let start = self.position;
         let scanned = uleb128::scan(&self.input[start..])
             .map_err(|e| self.scan_error(start, e, "value head"))?;
@@ -313,7 +312,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn enter(&self, depth: usize, offset: usize) -> Result<usize, DecodeError> {
+    fn enter(&self, depth: usize, offset: usize) -> Step<usize> {
         if depth >= self.max_depth {
             return Err(self.error(
                 offset,
@@ -331,7 +330,7 @@ impl<'a> Reader<'a> {
         min_size: u64,
         what: &'static str,
         offset: usize,
-    ) -> Result<(), DecodeError> {
+    ) -> Step<()> {
         let needed = count.saturating_mul(min_size);
         let available = self.remaining();
         if needed > available as u64 {
@@ -347,7 +346,7 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn map(&mut self, count: u64, depth: usize) -> Result<Value, DecodeError> {
+    fn map(&mut self, count: u64, depth: usize) -> Step<Value> {
         let mut map = Map::with_capacity(count as usize);
         let mut previous: Option<&'a [u8]> = None;
         for _ in 0..count {
@@ -367,7 +366,7 @@ impl<'a> Reader<'a> {
             }
             previous = Some(key);
             let value = self.value(depth)?;
-            map.push_sorted(key_text.to_owned(), value);
+            map.push_sorted(key_text, value);
         }
         Ok(Value::Map(map))
     }

@@ -88,9 +88,9 @@ pub fn encode_into(value: &Value, out: &mut Vec<u8>) {
 
 fn encode_map(map: &Map, out: &mut Vec<u8>) {
     write_head(out, TYPE_MAP, map.len());
-    for (key, value) in map.iter() {
+    for (key, value) in map.iter_bytes() {
         write_u64(out, key.len() as u64);
-        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(key);
         encode_into(value, out);
     }
 }

@@ -34,4 +34,4 @@ pub use decode::{DEFAULT_MAX_DEPTH, DecodeError, DecodeOptions, DecodeRule, deco
 pub use encode::{encode, encode_into};
 pub use integer::{Integer, ParseIntegerError};
 pub use ser::{SerdeError, to_bytes, to_value};
-pub use value::{ADDRESS_LEN, Address, Map, Value};
+pub use value::{ADDRESS_LEN, Address, Map, MapIntoIter, Value};

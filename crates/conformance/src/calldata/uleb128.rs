@@ -56,19 +56,21 @@ pub(crate) enum ScanError {
 }
 
 /// Scans one minimal ULEB128 number starting at `input[0]`.
-#[inline]
+#[inline(always)]
 pub(crate) fn scan(input: &[u8]) -> Result<Scanned<'_>, ScanError> {
-    // Fast path: one byte, which is every small head.
+    // Fast path, inlined: one byte, which is every small head and length.
     match input.first() {
-        None => return Err(ScanError::Unterminated),
-        Some(&byte) if byte < 0x80 => {
-            return Ok(Scanned {
-                bytes: &input[..1],
-                small: Some(u64::from(byte)),
-            });
-        }
-        Some(_) => {}
+        Some(&byte) if byte < 0x80 => Ok(Scanned {
+            bytes: &input[..1],
+            small: Some(u64::from(byte)),
+        }),
+        _ => scan_long(input),
     }
+}
+
+/// The rest of [`scan`]: numbers of two bytes or more, and the errors.
+#[inline(never)]
+fn scan_long(input: &[u8]) -> Result<Scanned<'_>, ScanError> {
     let Some(end) = input.iter().position(|&byte| byte < 0x80) else {
         return Err(ScanError::Unterminated);
     };

@@ -141,13 +141,76 @@ impl From<Map> for Value {
     }
 }
 
+/// Keys up to this many bytes are stored inline, without a heap allocation.
+const INLINE_KEY_LEN: usize = 22;
+
+/// A map key: inline when short (almost every key is), else on the heap.
+///
+/// Decoding small nested values is dominated by allocations; inline keys
+/// remove one per map entry. The representation is canonical (inline exactly
+/// when short, unused bytes zero), so derived equality is string equality.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE_KEY_LEN],
+    },
+    Heap(Box<str>),
+}
+
+impl Key {
+    fn new(text: &str) -> Key {
+        if text.len() <= INLINE_KEY_LEN {
+            let mut bytes = [0u8; INLINE_KEY_LEN];
+            bytes[..text.len()].copy_from_slice(text.as_bytes());
+            Key::Inline {
+                len: text.len() as u8,
+                bytes,
+            }
+        } else {
+            Key::Heap(text.into())
+        }
+    }
+
+    fn from_string(text: String) -> Key {
+        if text.len() <= INLINE_KEY_LEN {
+            Key::new(&text)
+        } else {
+            Key::Heap(text.into_boxed_str())
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Key::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Key::Heap(text) => text.as_bytes(),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // Built from a &str, so always UTF-8; validating a short key is cheap
+            // and keeps this module free of unsafe code.
+            Key::Inline { .. } => std::str::from_utf8(self.as_bytes()).unwrap_or_default(),
+            Key::Heap(text) => text,
+        }
+    }
+
+    fn into_string(self) -> String {
+        match self {
+            Key::Inline { .. } => self.as_str().to_owned(),
+            Key::Heap(text) => text.into_string(),
+        }
+    }
+}
+
 /// A Calldata map: unique string keys kept in increasing order of their UTF-8 bytes.
 ///
 /// Stored as a sorted vector rather than a tree: decoding appends entries that
 /// are already in order, and lookups are binary searches.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Map {
-    entries: Vec<(String, Value)>,
+    entries: Vec<(Key, Value)>,
 }
 
 impl Map {
@@ -166,9 +229,13 @@ impl Map {
     /// Appends an entry whose key is known to sort after every key already present.
     ///
     /// Only the decoder uses this, after it has checked the order itself.
-    pub(crate) fn push_sorted(&mut self, key: String, value: Value) {
-        debug_assert!(self.entries.last().is_none_or(|(last, _)| *last < key));
-        self.entries.push((key, value));
+    pub(crate) fn push_sorted(&mut self, key: &str, value: Value) {
+        debug_assert!(
+            self.entries
+                .last()
+                .is_none_or(|(last, _)| last.as_bytes() < key.as_bytes())
+        );
+        self.entries.push((Key::new(key), value));
     }
 
     /// Inserts an entry, returning the value the key had before, if any.
@@ -177,7 +244,7 @@ impl Map {
         match self.search(&key) {
             Ok(index) => Some(std::mem::replace(&mut self.entries[index].1, value)),
             Err(index) => {
-                self.entries.insert(index, (key, value));
+                self.entries.insert(index, (Key::from_string(key), value));
                 None
             }
         }
@@ -215,6 +282,11 @@ impl Map {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// The entries in key order, keys as UTF-8 bytes (for the encoder).
+    pub(crate) fn iter_bytes(&self) -> impl ExactSizeIterator<Item = (&[u8], &Value)> {
+        self.entries.iter().map(|(k, v)| (k.as_bytes(), v))
+    }
+
     /// The keys in order.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
         self.entries.iter().map(|(k, _)| k.as_str())
@@ -226,9 +298,9 @@ impl Map {
     }
 
     fn search(&self, key: &str) -> Result<usize, usize> {
-        // `str` orders by bytes, which is the order the wire form requires.
+        // Byte order is the order the wire form requires.
         self.entries
-            .binary_search_by(|(probe, _)| probe.as_str().cmp(key))
+            .binary_search_by(|(probe, _)| probe.as_bytes().cmp(key.as_bytes()))
     }
 }
 
@@ -238,12 +310,29 @@ impl fmt::Debug for Map {
     }
 }
 
+/// The entries of a map, in key order, by value.
+pub struct MapIntoIter(std::vec::IntoIter<(Key, Value)>);
+
+impl Iterator for MapIntoIter {
+    type Item = (String, Value);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(k, v)| (k.into_string(), v))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl ExactSizeIterator for MapIntoIter {}
+
 impl IntoIterator for Map {
     type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    type IntoIter = MapIntoIter;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
+        MapIntoIter(self.entries.into_iter())
     }
 }
 
@@ -261,7 +350,12 @@ impl<K: Into<String>> FromIterator<(K, Value)> for Map {
                 _ => deduped.push((key, value)),
             }
         }
-        Map { entries: deduped }
+        Map {
+            entries: deduped
+                .into_iter()
+                .map(|(k, v)| (Key::from_string(k), v))
+                .collect(),
+        }
     }
 }
 
@@ -298,6 +392,26 @@ mod tests {
     #[test]
     fn values_stay_small() {
         assert_eq!(std::mem::size_of::<Value>(), 32);
+        assert_eq!(std::mem::size_of::<Key>(), 24);
+    }
+
+    #[test]
+    fn long_and_short_keys_behave_alike() {
+        let long = "k".repeat(INLINE_KEY_LEN + 1);
+        let short = "k".repeat(INLINE_KEY_LEN);
+        let map: Map = [
+            (long.as_str(), Value::Null),
+            (short.as_str(), Value::Bool(true)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            map.keys().collect::<Vec<_>>(),
+            [short.as_str(), long.as_str()]
+        );
+        assert_eq!(map.get(&long), Some(&Value::Null));
+        let owned: Vec<String> = map.into_iter().map(|(k, _)| k).collect();
+        assert_eq!(owned, [short, long]);
     }
 
     #[test]
