@@ -902,3 +902,26 @@ mod health_checks {
         assert!(result.health_check_failure.is_none());
     }
 }
+
+#[cfg(test)]
+mod non_monotone_shrinking {
+    use super::*;
+    use crate::choice::IntegerConstraints;
+
+    #[test]
+    fn multiples_shrink_to_the_smallest_in_range() {
+        let settings = RunSettings {
+            seed: 9,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut |data| {
+            if let Ok(x) = data.draw_integer(IntegerConstraints::bounded(10, 1000))
+                && x % 7 == 0
+            {
+                data.conclude(Status::Interesting, Some("multiple".into()));
+            }
+            true
+        });
+        assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(14)]);
+    }
+}

@@ -183,6 +183,28 @@ fn minimize_integer(s: &mut Shrinker, i: usize) {
             _ => lo = mid + 1,
         }
     }
+    // The predicate need not be monotone (e.g. "a multiple of 7"): also try
+    // the few distances just below the one found, smallest first, and again
+    // after each success.
+    while let Some(ChoiceValue::Integer(now)) = s.best.nodes.get(i).map(|n| n.value.clone()) {
+        let distance = now.abs_diff(target);
+        let mut improved = false;
+        for step in (1..=16u128.min(distance.saturating_sub(1))).rev() {
+            if s.exhausted() {
+                return;
+            }
+            if let Some(candidate) = at(distance - step)
+                && c.permits(candidate)
+                && s.try_set(i, ChoiceValue::Integer(candidate))
+            {
+                improved = true;
+                break;
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
     // Below the simplest value: the value the same distance above is simpler.
     if let Some(ChoiceValue::Integer(now)) = s.best.nodes.get(i).map(|n| n.value.clone())
         && now < target
