@@ -155,3 +155,12 @@ fn all_of_merges_its_parts() {
         assert!(v.as_f64().is_some_and(|n| n >= 10.0), "{v}");
     }
 }
+
+#[test]
+fn integer_bounds_are_exact_at_the_64_bit_edges() {
+    let schema =
+        serde_json::json!({"type": "integer", "minimum": i64::MAX - 3, "maximum": i64::MAX});
+    for v in check_all(&schema, 100) {
+        assert!(v.as_i64().is_some(), "{v} is beyond i64");
+    }
+}

@@ -9,6 +9,7 @@ mod collections;
 mod combinators;
 mod composite;
 mod formats;
+mod json_schema;
 mod numeric;
 mod text;
 
@@ -25,6 +26,7 @@ pub use composite::{
 pub use formats::{
     FormatGenerator, dates, datetimes, domains, emails, ip_addresses, times, urls, uuids,
 };
+pub use json_schema::{JsonSchemaGenerator, json_schema};
 pub use numeric::{
     BooleanGenerator, FloatGenerator, FloatType, IntegerGenerator, IntegerType, booleans, floats,
     integers,

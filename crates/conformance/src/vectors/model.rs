@@ -189,6 +189,21 @@ pub struct TestVector {
     pub randomness: Option<Value>,
     /// Execution diagnostics, kept as JSON.
     pub diagnostics: Option<Value>,
+    /// Which optional sections the document had, so writing it back adds none.
+    pub sections: Sections,
+}
+
+/// Which optional sections a vector document contained.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sections {
+    /// A `preconditions` object.
+    pub preconditions: bool,
+    /// A `postconditions` object.
+    pub postconditions: bool,
+    /// A `postconditions.receipts` array.
+    pub receipts: bool,
+    /// A `_meta` object (possibly empty).
+    pub meta: bool,
 }
 
 /// A field of a vector that could not be loaded.
@@ -542,6 +557,15 @@ impl TestVector {
             });
         }
 
+        let sections = Sections {
+            meta: raw.meta.is_some(),
+            preconditions: raw.preconditions.is_some(),
+            postconditions: raw.postconditions.is_some(),
+            receipts: raw
+                .postconditions
+                .as_ref()
+                .is_some_and(|post| post.receipts.is_some()),
+        };
         let mut postconditions = Postconditions::default();
         if let Some(post) = &raw.postconditions {
             if let Some(tree) = &post.state_tree {
@@ -600,6 +624,7 @@ impl TestVector {
             postconditions,
             randomness: raw.randomness,
             diagnostics: raw.diagnostics,
+            sections,
         })
     }
 
@@ -642,7 +667,7 @@ impl TestVector {
         let cid = |cid: &Cid| OutCid {
             cid: cid.to_string(),
         };
-        let meta = (self.meta != VectorMeta::default()).then(|| {
+        let meta = (self.sections.meta || self.meta != VectorMeta::default()).then(|| {
             let mut map = serde_json::Map::new();
             for (key, value) in [
                 ("id", &self.meta.id),
@@ -698,7 +723,7 @@ impl TestVector {
             } else {
                 None
             },
-            preconditions: OutPreconditions {
+            preconditions: self.sections.preconditions.then(|| OutPreconditions {
                 epoch: pre.epoch,
                 variants: (!pre.variants.is_empty()).then(|| pre.variants.clone()),
                 state_tree: pre.state_root.as_ref().map(|root| OutStateTree {
@@ -706,7 +731,7 @@ impl TestVector {
                 }),
                 basefee: pre.basefee.as_ref().and_then(|v| number(v.to_string())),
                 circ_supply: pre.circ_supply.as_ref().and_then(|v| number(v.to_string())),
-            },
+            }),
             apply_messages: (!self.apply_messages.is_empty() || self.class == VectorClass::Message)
                 .then(|| {
                     self.apply_messages
@@ -745,7 +770,7 @@ impl TestVector {
                     })
                     .collect()
             }),
-            postconditions: OutPostconditions {
+            postconditions: self.sections.postconditions.then(|| OutPostconditions {
                 state_tree: self
                     .postconditions
                     .state_root
@@ -753,7 +778,7 @@ impl TestVector {
                     .map(|root| OutStateTree {
                         root_cid: cid(root),
                     }),
-                receipts: Some(
+                receipts: self.sections.receipts.then(|| {
                     self.postconditions
                         .receipts
                         .iter()
@@ -764,13 +789,13 @@ impl TestVector {
                                 gas_used: r.gas_used,
                             })
                         })
-                        .collect(),
-                ),
+                        .collect()
+                }),
                 receipts_roots: (!self.postconditions.receipts_roots.is_empty())
                     .then(|| self.postconditions.receipts_roots.iter().map(cid).collect()),
                 apply_message_failures: (!self.postconditions.apply_message_failures.is_empty())
                     .then(|| self.postconditions.apply_message_failures.clone()),
-            },
+            }),
             randomness: self.randomness.clone(),
             diagnostics: self.diagnostics.clone(),
         };
@@ -869,12 +894,14 @@ struct OutVector {
     car_bytes: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     car: Option<String>,
-    preconditions: OutPreconditions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preconditions: Option<OutPreconditions>,
     #[serde(skip_serializing_if = "Option::is_none")]
     apply_messages: Option<Vec<Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     apply_tipsets: Option<Vec<OutTipset>>,
-    postconditions: OutPostconditions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    postconditions: Option<OutPostconditions>,
     #[serde(skip_serializing_if = "Option::is_none")]
     randomness: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]

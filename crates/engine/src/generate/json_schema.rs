@@ -305,13 +305,14 @@ impl JsonSchema {
     }
 
     fn integer(&self, schema: &Value, data: &mut TestData) -> Result<Value, StopTest> {
-        // Option::max treats None as smallest, which is what a lower bound wants.
-        let min = number(schema.get("minimum"))
-            .map(|m| m.ceil() as i128)
-            .max(number(schema.get("exclusiveMinimum")).map(|m| m.floor() as i128 + 1));
+        // Integer bounds are read exactly (through f64, i64::MAX would round
+        // up to 2^63); fractional bounds round inward. Option::max treats None
+        // as smallest, which is what a lower bound wants.
+        let min = integer_bound(schema.get("minimum"), f64::ceil)
+            .max(integer_bound(schema.get("exclusiveMinimum"), f64::floor).map(|m| m + 1));
         let max = min_option(
-            number(schema.get("maximum")).map(|m| m.floor() as i128),
-            number(schema.get("exclusiveMaximum")).map(|m| m.ceil() as i128 - 1),
+            integer_bound(schema.get("maximum"), f64::floor),
+            integer_bound(schema.get("exclusiveMaximum"), f64::ceil).map(|m| m - 1),
         );
         if let (Some(lo), Some(hi)) = (min, max)
             && lo > hi
@@ -540,6 +541,15 @@ fn ecma_to_python(pattern: &str) -> String {
         }
     }
     out
+}
+
+/// An integer bound: exact for integers, rounded with `round` for floats.
+fn integer_bound(v: Option<&Value>, round: fn(f64) -> f64) -> Option<i128> {
+    match v? {
+        Value::Integer(i) => Some(*i),
+        Value::Float(f) if f.is_finite() => Some(round(*f) as i128),
+        _ => None,
+    }
 }
 
 /// The smaller of two optional bounds (either may be absent).
