@@ -43,9 +43,9 @@ def table(path):
     rows = {}
     for line in open(path):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 9 or cells[0] in ("challenge", "---"):
+        if len(cells) != 10 or cells[0] in ("challenge", "---"):
             continue
-        name, found, top, share, distinct, smean, smed, after, ms = cells
+        name, found, top, share, distinct, smean, smed, after, runs, ms = cells
         rows[name] = dict(found=found, top=top, share=share, distinct=distinct,
                           smean=float(smean), after=float(after), ms=float(ms))
     return rows
@@ -66,7 +66,7 @@ except OSError:
 print(f"Side by side ({os.cpu_count()} cores, {cpu}); ratios are geist / Hypothesis.\n")
 print("| challenge | geist final (share) | Hypothesis final (share) | same | "
       "shrink execs geist | Hypothesis | ratio | execs from 1st failure geist | Hypothesis | ratio | "
-      "ms/run geist | Hypothesis | speed-up |")
+      "CPU ms/run geist | Hypothesis | speed-up |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name, a in g.items():
     b = h.get(name)

@@ -12,7 +12,8 @@ artifact), with the same definitions, seeds 0..N and the same table columns:
   (included) until the engine stops, final replays excluded (like the
   "evaluations" measure of the challenge collection's Hypothesis reports, but
   also counting executions whose generation was rejected or overran before the
-  test body ran, as geist's count does: each is a round trip for a Hegel client).
+  test body ran, as geist's count does: each is a round trip for a Hegel client);
+- CPU ms/run: CPU time of this thread per run (other processes do not count).
 
 Environment: GEIST_BENCH_SEEDS (default 50), GEIST_BENCH_ONLY (comma-separated
 names), GEIST_BENCH_MAX_CASES (default 1,000,000 = max_examples).
@@ -25,12 +26,13 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from collections import Counter
 
 import hypothesis
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, Phase, Verbosity, assume, given, seed, settings
-from hypothesis.errors import HypothesisException
+from hypothesis.errors import HypothesisDeprecationWarning, HypothesisException
 from hypothesis.statistics import collector
 
 # ---------------------------------------------------------------- the challenges
@@ -235,6 +237,7 @@ def run_seed(make, seed_value, max_cases):
         "finished": False,
         "finals": [],
         "shrink_execs": 0,
+        "executions": 0,
     }
 
     def recording(value):
@@ -256,6 +259,7 @@ def run_seed(make, seed_value, max_cases):
         generated = [t["status"] for t in stats.get("generate-phase", {}).get("test-cases", [])]
         shrunk = stats.get("shrink-phase", {}).get("test-cases", [])
         state["shrink_execs"] = len(shrunk)
+        state["executions"] = len(generated) + len(shrunk)
         if "interesting" in generated:
             first = generated.index("interesting")
             state["after_first_failure"] = len(generated) - first + len(shrunk)
@@ -271,15 +275,21 @@ def run_seed(make, seed_value, max_cases):
             report_multiple_bugs=True,
         )(given(strategy)(recording))
     )
-    started = time.perf_counter()
+    started = time.thread_time()
     with collector.with_value(on_statistics):
         try:
             test()
         except Exception:  # the expected failure (or a group of them)
             pass
-    seconds = time.perf_counter() - started
+    seconds = time.thread_time() - started
     final = state["finals"][-1] if state["finals"] else None
-    return final, state["shrink_execs"], state["after_first_failure"], seconds
+    return (
+        final,
+        state["shrink_execs"],
+        state["after_first_failure"],
+        state["executions"],
+        seconds,
+    )
 
 
 def env_number(name, default):
@@ -295,6 +305,8 @@ def env_number(name, default):
 
 def main():
     sys.setrecursionlimit(100_000)
+    # binheap's composite trips a heuristic of Hypothesis's (it does call draw).
+    warnings.simplefilter("ignore", HypothesisDeprecationWarning)
     seeds = env_number("GEIST_BENCH_SEEDS", 50)
     max_cases = env_number("GEIST_BENCH_MAX_CASES", 1_000_000)
     only = os.environ.get("GEIST_BENCH_ONLY")
@@ -306,9 +318,9 @@ def main():
     )
     print(
         "| challenge | found | most common final example | share | distinct finals | "
-        "shrink execs mean | shrink execs median | execs from 1st failure mean | ms/run |"
+        "shrink execs mean | shrink execs median | execs from 1st failure mean | execs/run mean | CPU ms/run |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, make in CHALLENGES:
         if only is not None and name not in only:
             continue
@@ -319,13 +331,14 @@ def main():
         top, top_count = ranked[0] if ranked else ("(none)", 0)
         shrink = [r[1] for r in found]
         after = [r[2] for r in found]
-        ms = [r[3] * 1000 for r in results]
+        executions = [r[3] for r in results]
+        ms = [r[4] * 1000 for r in results]
         mean = lambda xs: statistics.fmean(xs) if xs else float("nan")  # noqa: E731
         median = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731
         print(
             f"| {name} | {len(found)}/{len(results)} | `{top}` | {top_count}/{len(found)} | "
             f"{len(ranked)} | {mean(shrink):.1f} | {median(shrink):.1f} | "
-            f"{mean(after):.1f} | {mean(ms):.2f} |",
+            f"{mean(after):.1f} | {mean(executions):.1f} | {mean(ms):.2f} |",
             flush=True,
         )
         if os.environ.get("GEIST_BENCH_VERBOSE"):

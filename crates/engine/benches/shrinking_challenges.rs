@@ -582,8 +582,17 @@ struct SeedResult {
     shrink_calls: u64,
     /// Test executions from the first failure on (that one included).
     after_first_failure: u64,
-    /// Wall time of the whole run.
+    /// Test executions in the whole run.
+    executions: u64,
+    /// CPU time of the whole run (wall time where unavailable).
     seconds: f64,
+}
+
+/// Nanoseconds this thread has spent on a CPU (Linux `schedstat`), so that
+/// other processes competing for the cores do not count.
+fn thread_cpu_nanos() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
@@ -593,6 +602,7 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
         ..RunSettings::default()
     };
     let mut after_first_failure = 0u64;
+    let cpu_before = thread_cpu_nanos();
     let started = Instant::now();
     let result = run(&settings, &[], &mut |data| {
         if after_first_failure > 0 {
@@ -610,7 +620,10 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
         }
         true
     });
-    let seconds = started.elapsed().as_secs_f64();
+    let seconds = match (cpu_before, thread_cpu_nanos()) {
+        (Some(a), Some(b)) if b > a => (b - a) as f64 / 1e9,
+        _ => started.elapsed().as_secs_f64(),
+    };
     let shown = result.failures.first().map(|failure| {
         let mut replay = TestData::replaying(failure.choices.clone(), settings.max_choices);
         match (challenge.test)(&mut replay) {
@@ -623,6 +636,7 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
         shown,
         shrink_calls: result.shrink_calls,
         after_first_failure,
+        executions: result.test_cases,
         seconds,
     }
 }
@@ -674,9 +688,9 @@ fn bench() {
     );
     println!(
         "| challenge | found | most common final example | share | distinct finals | \
-         shrink execs mean | shrink execs median | execs from 1st failure mean | ms/run |"
+         shrink execs mean | shrink execs median | execs from 1st failure mean | execs/run mean | CPU ms/run |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for challenge in all_challenges() {
         if only
             .as_ref()
@@ -703,9 +717,10 @@ fn bench() {
         let (top, top_count) = ranked.first().copied().unwrap_or(("(none)", 0));
         let shrink: Vec<f64> = found.iter().map(|r| r.shrink_calls as f64).collect();
         let after: Vec<f64> = found.iter().map(|r| r.after_first_failure as f64).collect();
+        let executions: Vec<f64> = results.iter().map(|r| r.executions as f64).collect();
         let ms: Vec<f64> = results.iter().map(|r| r.seconds * 1000.0).collect();
         println!(
-            "| {} | {}/{} | `{}` | {}/{} | {} | {:.1} | {:.1} | {:.1} | {:.2} |",
+            "| {} | {}/{} | `{}` | {}/{} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
             challenge.name,
             found.len(),
             results.len(),
@@ -716,6 +731,7 @@ fn bench() {
             mean(&shrink),
             median(&shrink),
             mean(&after),
+            mean(&executions),
             mean(&ms),
         );
         if std::env::var_os("GEIST_BENCH_VERBOSE").is_some() {
