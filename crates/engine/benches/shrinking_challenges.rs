@@ -19,7 +19,7 @@
 
 use geist_engine::data::{Status, StopTest, TestData, labels};
 use geist_engine::generate::{Schema, generate};
-use geist_engine::run::{RunSettings, run};
+use geist_engine::run::{HealthCheck, RunSettings, run};
 use geist_engine::value::Value;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -596,9 +596,16 @@ fn thread_cpu_nanos() -> Option<u64> {
 }
 
 fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
+    // As the challenge collection runs Hypothesis: all health checks suppressed.
     let settings = RunSettings {
         seed,
         test_cases: max_cases,
+        suppress_health_checks: vec![
+            HealthCheck::FilterTooMuch,
+            HealthCheck::TooSlow,
+            HealthCheck::TestCasesTooLarge,
+            HealthCheck::LargeInitialTestCase,
+        ],
         ..RunSettings::default()
     };
     let mut after_first_failure = 0u64;
@@ -624,6 +631,15 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
         (Some(a), Some(b)) if b > a => (b - a) as f64 / 1e9,
         _ => started.elapsed().as_secs_f64(),
     };
+    if result.failures.is_empty() && std::env::var_os("GEIST_BENCH_VERBOSE").is_some() {
+        eprintln!(
+            "    {} seed {seed}: no failure after {} test cases ({} invalid); health check: {:?}",
+            challenge.name,
+            result.test_cases,
+            result.invalid_test_cases,
+            result.health_check_failure
+        );
+    }
     let shown = result.failures.first().map(|failure| {
         let mut replay = TestData::replaying(failure.choices.clone(), settings.max_choices);
         match (challenge.test)(&mut replay) {
@@ -684,7 +700,8 @@ fn bench() {
         .map(|s| s.split(',').map(|x| x.trim().to_string()).collect());
     println!(
         "geist shrinking challenges: {seeds} seeds each (seeds 0..{seeds}), \
-         at most {max_cases} test cases per run, default RunSettings otherwise\n"
+         at most {max_cases} test cases per run, health checks suppressed, \
+         default RunSettings otherwise\n"
     );
     println!(
         "| challenge | found | most common final example | share | distinct finals | \
