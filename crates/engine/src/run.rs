@@ -925,3 +925,36 @@ mod non_monotone_shrinking {
         assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(14)]);
     }
 }
+
+#[cfg(test)]
+mod huge_float_shrinking {
+    use super::*;
+    use crate::choice::FloatConstraints;
+
+    /// Floats far beyond 2^53 once made a binary search spin forever.
+    #[test]
+    fn cancellation_in_huge_floats_shrinks_and_terminates() {
+        let c = FloatConstraints {
+            min: -1e100,
+            max: 1e100,
+            allow_nan: false,
+            width: 64,
+        };
+        for seed in 0..20 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 2000,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let (Ok(x), Ok(y)) = (data.draw_float(c), data.draw_float(c))
+                    && x + (y - x) != y
+                {
+                    data.conclude(Status::Interesting, Some("cancel".into()));
+                }
+                true
+            });
+            assert!(!result.failures.is_empty(), "seed {seed} found nothing");
+        }
+    }
+}

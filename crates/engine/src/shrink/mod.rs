@@ -64,6 +64,9 @@ pub struct Shrinker<'a> {
     /// Test cases run.
     pub calls: usize,
     max_calls: usize,
+    /// Candidates considered, including those answered from the cache: a
+    /// backstop so that no pass can loop forever on candidates already seen.
+    attempts: usize,
     improved_in_round: bool,
 }
 
@@ -79,17 +82,19 @@ impl<'a> Shrinker<'a> {
             other_failures: HashMap::new(),
             calls: 0,
             max_calls,
+            attempts: 0,
             improved_in_round: false,
         }
     }
 
     /// Whether the budget is spent.
     pub fn exhausted(&self) -> bool {
-        self.calls >= self.max_calls
+        self.calls >= self.max_calls || self.attempts >= self.max_calls.saturating_mul(20)
     }
 
     /// Tries a candidate choice sequence; true if it became the new best.
     pub fn consider(&mut self, candidate: Vec<ChoiceValue>) -> bool {
+        self.attempts += 1;
         if self.exhausted() || !self.seen.insert(candidate.clone()) {
             return false;
         }

@@ -640,14 +640,26 @@ fn redistribute_pairs(s: &mut Shrinker) {
                     if attempt(s, 0.0) {
                         continue;
                     }
+                    // Binary search over integral values. Above 2^53, adding
+                    // or subtracting 1 no longer moves a float, so the search
+                    // stops when its bounds stop moving (and after 128 steps at
+                    // most: cached candidates cost no budget, so the budget
+                    // alone would not end it).
                     let (mut lo, mut hi) = (1.0f64, x.floor());
-                    while lo <= hi && !s.exhausted() {
-                        let mid = ((lo + hi) / 2.0).floor();
-                        if attempt(s, mid) {
-                            hi = mid - 1.0;
-                        } else {
-                            lo = mid + 1.0;
+                    for _ in 0..128 {
+                        if lo > hi || s.exhausted() {
+                            break;
                         }
+                        let mid = ((lo + hi) / 2.0).floor();
+                        let (next_lo, next_hi) = if attempt(s, mid) {
+                            (lo, mid - 1.0)
+                        } else {
+                            (mid + 1.0, hi)
+                        };
+                        if (next_lo, next_hi) == (lo, hi) {
+                            break;
+                        }
+                        (lo, hi) = (next_lo, next_hi);
                     }
                 }
                 (
