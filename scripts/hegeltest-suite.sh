@@ -43,8 +43,15 @@ TOML
     rm -rf "$src.tmp" && cp -r "$found" "$src.tmp" && mv "$src.tmp" "$src"
 fi
 
-cargo build --release --locked -p geist-server
-export HEGEL_SERVER_COMMAND="${CARGO_TARGET_DIR:-$root/target}/release/geist-server"
+# The test profile's build (what `cargo test` already compiled, opt-level 1)
+# serves the suite; GEIST_SERVER_PROFILE=release measures the shipped build.
+profile="${GEIST_SERVER_PROFILE:-debug}"
+if [ "$profile" = release ]; then
+    cargo build --release --locked -p geist-server
+else
+    cargo build --locked -p geist-server
+fi
+export HEGEL_SERVER_COMMAND="${CARGO_TARGET_DIR:-$root/target}/$profile/geist-server"
 
 # Tests geist-server does not pass yet are listed, one full name per line, in
 # scripts/hegeltest-known-failures.txt: skipped here so that CI guards every

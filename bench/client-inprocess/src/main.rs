@@ -1,7 +1,8 @@
 //! In-process test cases per second for trivial properties, geist side by
 //! side with hegeltest (its in-process engine, `static-engine`) in one run.
 //!
-//! `cargo bench -p geist --bench inprocess` prints a markdown table: for
+//! `cargo run --release --manifest-path bench/client-inprocess/Cargo.toml`
+//! prints a markdown table: for
 //! each property, the median rate of several interleaved rounds of each
 //! library and the ratio geist / hegeltest. Arguments: `--test-cases N`
 //! (per round, default 20,000) and `--rounds N` (default 7).
