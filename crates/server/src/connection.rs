@@ -191,6 +191,9 @@ impl Connection {
     }
 }
 
+/// How long a stream polls for the next packet before sleeping.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
 /// One side's view of a stream: its id, incoming packets and outgoing message ids.
 pub struct Stream {
     /// The stream id.
@@ -203,7 +206,27 @@ pub struct Stream {
 impl Stream {
     /// Waits for the next packet on this stream.
     pub fn receive(&self) -> Result<Packet, StreamError> {
-        match self.receiver.recv_timeout(self.connection.timeout) {
+        // The client usually answers within microseconds: poll briefly before
+        // sleeping, since waking a sleeping thread costs more than the answer.
+        let spin_until = std::time::Instant::now() + SPIN;
+        let first = loop {
+            match self.receiver.try_recv() {
+                Ok(packet) => break Some(Ok(packet)),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => break Some(Err(())),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    if std::time::Instant::now() >= spin_until {
+                        break None;
+                    }
+                    std::thread::yield_now();
+                }
+            }
+        };
+        let received = match first {
+            Some(Ok(packet)) => Ok(packet),
+            Some(Err(())) => Err(RecvTimeoutError::Disconnected),
+            None => self.receiver.recv_timeout(self.connection.timeout),
+        };
+        match received {
             Ok(packet) if packet.is_stream_close() => Err(StreamError::StreamClosed(self.id)),
             Ok(packet) => Ok(packet),
             Err(RecvTimeoutError::Timeout) => {
