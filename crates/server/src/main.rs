@@ -6,6 +6,59 @@ use std::time::Duration;
 
 const USAGE: &str = "usage: geist-server [--stdio] [--verbosity quiet|normal|verbose|debug] [--protocol-version V] [--version]";
 
+/// Standard input read without sleeping for the first microseconds of each
+/// wait: the descriptor is non-blocking, a read that finds nothing polls again
+/// for a short while, then sleeps in `poll(2)` until data arrives. A client
+/// answers within microseconds, far less than it takes to wake a sleeping
+/// thread.
+struct SpinningInput {
+    file: std::fs::File,
+}
+
+impl SpinningInput {
+    fn new(file: std::fs::File) -> std::io::Result<SpinningInput> {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor this struct owns; no memory is passed.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(SpinningInput { file })
+    }
+}
+
+impl std::io::Read for SpinningInput {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        let spin_until = std::time::Instant::now() + std::time::Duration::from_micros(50);
+        loop {
+            match std::io::Read::read(&mut self.file, buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if std::time::Instant::now() < spin_until {
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    let mut poll = libc::pollfd {
+                        fd: self.file.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one valid pollfd, length 1, no timeout.
+                    let ready = unsafe { libc::poll(&mut poll, 1, -1) };
+                    if ready < 0 {
+                        let error = std::io::Error::last_os_error();
+                        if error.kind() != std::io::ErrorKind::Interrupted {
+                            return Err(error);
+                        }
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
 fn standard_files() -> std::io::Result<(std::fs::File, std::fs::File)> {
     use std::os::fd::AsFd;
     let input = std::io::stdin().as_fd().try_clone_to_owned()?;
@@ -92,6 +145,13 @@ fn main() -> ExitCode {
         Ok(files) => files,
         Err(e) => {
             eprintln!("geist-server: cannot use stdin/stdout: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let input = match SpinningInput::new(input) {
+        Ok(input) => input,
+        Err(e) => {
+            eprintln!("geist-server: cannot set up stdin: {e}");
             return ExitCode::FAILURE;
         }
     };
