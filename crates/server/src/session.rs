@@ -663,6 +663,19 @@ fn run_test_inner(
     Ok(())
 }
 
+/// The `test_done` results of a run made of one test case.
+fn single_case_results(status: Status, seed: u128) -> Vec<(&'static str, Cbor)> {
+    let count = |wanted: Status| cbor::integer(i128::from(status == wanted));
+    vec![
+        ("passed", Cbor::Bool(status != Status::Interesting)),
+        ("test_cases", cbor::integer(1)),
+        ("valid_test_cases", count(Status::Valid)),
+        ("invalid_test_cases", count(Status::Invalid)),
+        ("interesting_test_cases", count(Status::Interesting)),
+        ("seed", Cbor::Text(seed.to_string())),
+    ]
+}
+
 /// Replays one failure blob: a single test case, then (if it still fails) its final replay.
 fn replay_blob(
     connection: &Arc<Connection>,
@@ -685,27 +698,9 @@ fn replay_blob(
     } else {
         Vec::new()
     };
-    test_done(
-        stream,
-        vec![
-            ("passed", Cbor::Bool(!interesting)),
-            ("test_cases", cbor::integer(1)),
-            (
-                "valid_test_cases",
-                cbor::integer(i128::from(status == Status::Valid)),
-            ),
-            (
-                "invalid_test_cases",
-                cbor::integer(i128::from(status == Status::Invalid)),
-            ),
-            (
-                "interesting_test_cases",
-                cbor::integer(i128::from(interesting)),
-            ),
-            ("seed", Cbor::Text(seed.to_string())),
-            ("failure_blobs", Cbor::Array(blobs)),
-        ],
-    )?;
+    let mut results = single_case_results(status, seed);
+    results.push(("failure_blobs", Cbor::Array(blobs)));
+    test_done(stream, results)?;
     if interesting {
         let mut data = TestData::replaying(choices, max_choices);
         execute_case(connection, stream, &mut data, true, &mut cache)?;
@@ -731,23 +726,7 @@ pub fn single_test_case(connection: Arc<Connection>, stream: Stream, seed: Optio
         return;
     }
     let status = data.status.unwrap_or(Status::Valid);
-    let results = vec![
-        ("passed", Cbor::Bool(status != Status::Interesting)),
-        ("test_cases", cbor::integer(1)),
-        (
-            "valid_test_cases",
-            cbor::integer(i128::from(status == Status::Valid)),
-        ),
-        (
-            "invalid_test_cases",
-            cbor::integer(i128::from(status == Status::Invalid)),
-        ),
-        (
-            "interesting_test_cases",
-            cbor::integer(i128::from(status == Status::Interesting)),
-        ),
-        ("seed", Cbor::Text(seed.to_string())),
-    ];
+    let results = single_case_results(status, seed);
     if let Err(e) = test_done(&stream, results) {
         eprintln!(
             "geist-server: single test case on stream {} ended: {e}",
