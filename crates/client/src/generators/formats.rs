@@ -6,7 +6,7 @@
 //! valid values such as `0@A.com` or `2000-01-01`.
 
 use super::Generator;
-use crate::test_case::{TestCase, usage_error};
+use crate::test_case::TestCase;
 use geist_engine::Value;
 use geist_engine::generate::Schema;
 use std::sync::OnceLock;
@@ -103,20 +103,6 @@ impl Generator for FormatGenerator {
     type Output = String;
 
     fn generate(&self, tc: &mut TestCase) -> String {
-        let schema = match self.schema.get_or_init(|| self.build()) {
-            Ok(schema) => schema,
-            Err(message) => usage_error(message.clone()),
-        };
-        match tc.choose_schema(schema) {
-            Value::String(bytes) => match String::from_utf8(bytes) {
-                Ok(s) => s,
-                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            },
-            other => usage_error(format!(
-                "{}: the engine produced a {} instead of a string",
-                self.kind,
-                other.type_name()
-            )),
-        }
+        super::text::draw_string(tc, self.schema.get_or_init(|| self.build()), self.kind)
     }
 }

@@ -326,20 +326,31 @@ impl Generator for RegexGenerator {
     type Output = String;
 
     fn generate(&self, tc: &mut TestCase) -> String {
-        let schema = match self.schema.get_or_init(|| self.build()) {
-            Ok(schema) => schema,
-            Err(message) => usage_error(message.clone()),
-        };
-        match tc.choose_schema(schema) {
-            Value::String(bytes) => match String::from_utf8(bytes) {
-                Ok(s) => s,
-                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            },
-            other => usage_error(format!(
-                "from_regex: the engine produced a {} instead of a string",
-                other.type_name()
-            )),
-        }
+        draw_string(tc, self.schema.get_or_init(|| self.build()), "from_regex")
+    }
+}
+
+/// Draws from a string-valued engine schema built once by its generator: a
+/// build error is a usage error, and the value is text (lossily, should the
+/// engine ever produce non-UTF-8).
+pub(super) fn draw_string(
+    tc: &mut TestCase,
+    schema: &Result<Schema, String>,
+    what: &str,
+) -> String {
+    let schema = match schema {
+        Ok(schema) => schema,
+        Err(message) => usage_error(message.clone()),
+    };
+    match tc.choose_schema(schema) {
+        Value::String(bytes) => match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        },
+        other => usage_error(format!(
+            "{what}: the engine produced a {} instead of a string",
+            other.type_name()
+        )),
     }
 }
 
