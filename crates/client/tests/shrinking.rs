@@ -67,7 +67,6 @@ fn bounded_integers_shrink_toward_the_bound_nearest_zero() {
 }
 
 #[test]
-#[ignore = "engine shrinker: minimize_integer binary-searches, so a non-monotone predicate stops early (gets 91)"]
 fn non_monotone_integer_predicate_shrinks_to_smallest_multiple() {
     let v = minimal(
         7,
