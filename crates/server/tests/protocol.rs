@@ -141,7 +141,7 @@ impl Client {
             if event == "test_done" {
                 return cbor::map_get(&v, "results").unwrap().clone();
             }
-            let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+            let case = case_stream(&v);
             let is_final = cbor::map_get(&v, "is_final") == Some(&Value::Bool(true));
             let status = body(self, case, is_final);
             if status == "STOPPED" {
@@ -161,6 +161,11 @@ impl Client {
         let _ = self.writer.shutdown(std::net::Shutdown::Both);
         self.server.take().unwrap().join().unwrap()
     }
+}
+
+/// The test case stream a `test_case` event announces.
+fn case_stream(event: &Value) -> u32 {
+    cbor::as_i128(cbor::map_get(event, "stream_id").expect("stream_id")).expect("integer") as u32
 }
 
 fn generate(c: &mut Client, case: u32, schema: Value) -> Value {
@@ -260,7 +265,7 @@ fn a_failure_is_shrunk_then_replayed_as_final() {
     let (event, v) = c.next_event();
     assert_eq!(event, "test_case");
     assert_eq!(cbor::map_get(&v, "is_final"), Some(&Value::Bool(true)));
-    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    let case = case_stream(&v);
     assert_eq!(case % 2, 0, "server streams are even");
     let n = cbor::as_i128(result(&generate(
         &mut c,
@@ -282,7 +287,7 @@ fn every_schema_generates_the_documented_shape() {
     c.start_run(5, vec![("test_cases", int(1))]);
     let (event, v) = c.next_event();
     assert_eq!(event, "test_case");
-    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    let case = case_stream(&v);
     let schema = |kind: &str, extra: Vec<(&str, Value)>| {
         let mut fields = vec![("type", text(kind))];
         fields.extend(extra);
@@ -530,7 +535,7 @@ fn the_reference_version_tags_strings_with_6() {
     assert_eq!(c.handshake(), b"Hegel/0.1");
     c.start_run(1, vec![("test_cases", int(1))]);
     let (_, v) = c.next_event();
-    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    let case = case_stream(&v);
     let reply = generate(
         &mut c,
         case,
@@ -752,7 +757,7 @@ fn concurrent_runs_share_one_connection() {
             }
             Some("test_case") => {
                 c.reply(&p, Value::Null);
-                let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+                let case = case_stream(&v);
                 pending_cases.push(case);
                 let reply = generate(&mut c, case, map(vec![("type", text("boolean"))]));
                 assert!(matches!(result(&reply), Value::Bool(_)));
@@ -795,7 +800,7 @@ fn failure_blobs_replay_the_failure() {
     let blob = blobs[0].clone();
     // The final replay of the first run.
     let (_, v) = c.next_event();
-    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    let case = case_stream(&v);
     generate(&mut c, case, map(vec![("type", text("integer"))]));
     c.call(
         case,
@@ -820,7 +825,7 @@ fn failure_blobs_replay_the_failure() {
     let (event, v) = c.next_event();
     assert_eq!(event, "test_case");
     assert_eq!(cbor::map_get(&v, "is_final"), Some(&Value::Bool(true)));
-    let case = cbor::as_i128(cbor::map_get(&v, "stream_id").unwrap()).unwrap() as u32;
+    let case = case_stream(&v);
     let v = generate(&mut c, case, map(vec![("type", text("integer"))]));
     assert_eq!(cbor::as_i128(result(&v)), Some(1000));
     c.call(
