@@ -16,7 +16,7 @@ use crate::target::{Step, TargetBest};
 use crate::tree::DataTree;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 /// Which parts of a run to perform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,12 +151,6 @@ impl RunResult {
     }
 }
 
-fn fingerprint(choices: &[ChoiceValue]) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    choices.hash(&mut hasher);
-    hasher.finish()
-}
-
 /// The flaky-generation message (the wording hegel-core uses, which clients look for).
 pub const FLAKY_GENERATION: &str = "Your data generation is non-deterministic: a different call to \
 draw() happened than expected, or your test errored before data generation that previously \
@@ -222,7 +216,8 @@ struct Runner<'s, 't, 'd> {
     /// Origins whose failure came back from the database (already shrunk).
     reused: HashSet<String>,
     tree: DataTree,
-    seen: HashSet<u64>,
+    /// Whether the last test case executed made choices no earlier one made.
+    last_was_new: bool,
     targets: HashMap<String, TargetBest>,
     aborted: bool,
     first_bug_at: Option<u64>,
@@ -250,7 +245,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             failures: HashMap::new(),
             reused: HashSet::new(),
             tree: DataTree::default(),
-            seen: HashSet::new(),
+            last_was_new: false,
             targets: HashMap::new(),
             aborted: false,
             first_bug_at: None,
@@ -269,6 +264,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
 
     /// Runs one test case and records everything it tells us.
     fn execute(&mut self, data: &mut TestData) {
+        self.last_was_new = false;
         if self.stopped() {
             data.conclude(Status::Overrun, None);
             return;
@@ -289,9 +285,12 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             Some(Status::Invalid) | Some(Status::Overrun) => self.result.invalid_test_cases += 1,
             _ => {}
         }
-        if let Err(difference) = self.tree.record(&data.nodes) {
-            self.result.flaky = Some(format!("{FLAKY_GENERATION} ({difference})"));
-            return;
+        match self.tree.record(&data.nodes) {
+            Ok(new) => self.last_was_new = new,
+            Err(difference) => {
+                self.result.flaky = Some(format!("{FLAKY_GENERATION} ({difference})"));
+                return;
+            }
         }
         for (label, _) in &data.target_observations {
             let Some(score) = crate::target::score_of(data, label) else {
@@ -417,7 +416,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             self.ran_simplest = true;
             let mut first = TestData::replaying(Vec::new(), self.settings.max_choices);
             self.execute(&mut first);
-            self.seen.insert(fingerprint(&first.choices()));
             let large = first.status == Some(Status::Overrun)
                 || first.nodes.len() > self.settings.max_choices / 2;
             if large
@@ -452,7 +450,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mut data =
                 TestData::generating(Vec::new(), self.source.split(), self.settings.max_choices);
             self.execute(&mut data);
-            if !self.seen.insert(fingerprint(&data.choices())) {
+            if !self.last_was_new {
                 consecutive_duplicates += 1;
                 // Almost every new test case repeats an old one: the space is exhausted.
                 if consecutive_duplicates >= 50 {

@@ -15,6 +15,8 @@ use std::collections::HashMap;
 struct TreeNode {
     constraints: Option<Constraints>,
     children: HashMap<ChoiceValue, usize>,
+    /// Whether some test case ended exactly here.
+    ends_here: bool,
 }
 
 /// The paths of all test cases run so far.
@@ -72,9 +74,11 @@ fn describe(c: &Constraints) -> String {
 }
 
 impl DataTree {
-    /// Records a test case's choices; an error describes where its generation
-    /// differed from an earlier test case with the same earlier choices.
-    pub fn record(&mut self, nodes: &[ChoiceNode]) -> Result<(), String> {
+    /// Records a test case's choices. Returns whether the test case was new
+    /// (no earlier one made the same choices); once the tree has stopped
+    /// growing, unknown paths count as new. An error describes where its
+    /// generation differed from an earlier test case with the same earlier choices.
+    pub fn record(&mut self, nodes: &[ChoiceNode]) -> Result<bool, String> {
         let mut at = 0usize;
         for (i, node) in nodes.iter().enumerate() {
             match &self.nodes[at].constraints {
@@ -97,10 +101,12 @@ impl DataTree {
                     self.nodes[at].children.insert(node.value.clone(), child);
                     child
                 }
-                None => return Ok(()),
+                None => return Ok(true),
             };
         }
-        Ok(())
+        let new = !self.nodes[at].ends_here;
+        self.nodes[at].ends_here = true;
+        Ok(new)
     }
 }
 
@@ -124,9 +130,13 @@ mod tests {
     #[test]
     fn consistent_generation_is_accepted_and_drift_is_caught() {
         let mut tree = DataTree::default();
-        tree.record(&[int(0, 5), int(0, 1)]).unwrap();
-        tree.record(&[int(0, 5), int(0, 2)]).unwrap();
-        tree.record(&[int(0, 6)]).unwrap();
+        assert!(tree.record(&[int(0, 5), int(0, 1)]).unwrap());
+        assert!(tree.record(&[int(0, 5), int(0, 2)]).unwrap());
+        assert!(tree.record(&[int(0, 6)]).unwrap());
+        // A repeat, and a prefix of an earlier path, are told apart.
+        assert!(!tree.record(&[int(0, 5), int(0, 1)]).unwrap());
+        assert!(tree.record(&[int(0, 5)]).unwrap());
+        assert!(!tree.record(&[int(0, 5)]).unwrap());
         let error = tree.record(&[int(1, 5)]).unwrap_err();
         assert!(error.contains("choice 1"), "{error}");
         let error = tree.record(&[int(0, 5), int(3, 9)]).unwrap_err();
