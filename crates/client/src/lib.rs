@@ -5,7 +5,8 @@
 //! runs it on many generated test cases in-process, on geist's engine; when
 //! one fails it shrinks the failure to a minimal example, replays it, and
 //! panics with a report naming every drawn value, the notes, the original
-//! panic and a line to reproduce it.
+//! panic and a line to reproduce it. The same properties run over the wire
+//! against any Hegel server ([`Transport::Server`], or `GEIST_SERVER_COMMAND`).
 //!
 //! ```
 //! use geist::generators as gs;
@@ -28,6 +29,7 @@ mod runner;
 mod settings;
 pub mod stateful;
 mod test_case;
+pub mod transport;
 
 pub use geist_engine::HealthCheck;
 /// `#[geist::test]`: a property test run by [`check`]; `#[derive(Generate)]`:
@@ -40,3 +42,4 @@ pub use generators::{BoxedGenerator, Generator};
 pub use runner::{RunSummary, check, run_property};
 pub use settings::{DEFAULT_DATABASE, Settings, Verbosity};
 pub use test_case::TestCase;
+pub use transport::{ServerCommand, Transport, WireError};

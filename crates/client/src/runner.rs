@@ -5,10 +5,14 @@
 //! `catch_unwind`, and concludes the test case from how it ended. Failures
 //! come back from the engine as choice sequences; each is replayed once more
 //! with recording on, and the report is the panic `check` ends with.
+//!
+//! With a [`Transport::Server`] in the settings the run goes over the wire
+//! instead (`transport::remote_run`), and ends in the same report.
 
 use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
 use crate::settings::{Settings, Verbosity};
 use crate::test_case::{Recording, StopSignal, TestCase, UsageError};
+use crate::transport::Transport;
 use geist_engine::DatabaseHandle;
 use geist_engine::data::DEFAULT_MAX_CHOICES;
 use geist_engine::database::{DirectoryDatabase, ExampleDatabase};
@@ -16,7 +20,7 @@ use geist_engine::{Phases, RunResult, RunSettings, Status, TestData};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// How one test case ended.
-enum Outcome {
+pub(crate) enum Outcome {
     /// It returned normally.
     Passed,
     /// It stopped (rejected or out of choices).
@@ -68,7 +72,7 @@ fn run_one(
     }
 }
 
-fn describe_payload(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn describe_payload(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
@@ -117,6 +121,9 @@ pub fn run_property(
             "geist: cannot use the environment: {}",
             settings.environment_errors.join("; ")
         ));
+    }
+    if let Transport::Server(command) = &settings.transport {
+        return crate::transport::remote_run::run_remote(settings, command, test);
     }
     let seed = settings.effective_seed();
     let run_settings = RunSettings {
@@ -274,7 +281,7 @@ impl std::fmt::Display for RunSummary {
     }
 }
 
-fn failure_section(recording: &Recording, outcome: Outcome) -> String {
+pub(crate) fn failure_section(recording: &Recording, outcome: Outcome) -> String {
     let mut out = String::new();
     if recording.lines.is_empty() {
         out.push_str("  (no values drawn)\n");
@@ -306,7 +313,7 @@ fn failure_section(recording: &Recording, outcome: Outcome) -> String {
     out
 }
 
-fn format_report(
+pub(crate) fn format_report(
     name: Option<&str>,
     seed: u64,
     summary: &RunSummary,

@@ -2,11 +2,14 @@
 //!
 //! [`Settings::new`] starts from the environment (`GEIST_TEST_CASES`,
 //! `GEIST_SEED`, `GEIST_DATABASE`, `GEIST_VERBOSITY`, `GEIST_DERANDOMIZE`,
-//! `CI`), so a failure's reproduce line works without editing code; builder
-//! calls made in code then override those defaults.
+//! `CI`, `GEIST_SERVER_COMMAND`, `GEIST_SERVER_TIMEOUT`), so a failure's
+//! reproduce line works without editing code; builder calls made in code
+//! then override those defaults.
 
+use crate::transport::{ServerCommand, Transport};
 use geist_engine::HealthCheck;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The default example database directory, relative to the working directory
 /// (Cargo runs tests from the package root).
@@ -49,6 +52,7 @@ pub struct Settings {
     pub(crate) report_multiple_failures: bool,
     pub(crate) max_shrink_calls: usize,
     pub(crate) name: Option<String>,
+    pub(crate) transport: Transport,
     /// Environment variables that could not be used, reported when the run starts.
     pub(crate) environment_errors: Vec<String>,
 }
@@ -92,6 +96,7 @@ impl Settings {
             report_multiple_failures: true,
             max_shrink_calls: 5_000,
             name: None,
+            transport: Transport::InProcess,
             environment_errors: Vec::new(),
         };
         if env.get("CI").is_some_and(|v| !v.is_empty()) {
@@ -129,6 +134,22 @@ impl Settings {
         }
         if let Some(text) = env.get("GEIST_DERANDOMIZE") {
             settings.derandomize = matches!(text.trim(), "1" | "true" | "yes");
+        }
+        if let Some(text) = env.get("GEIST_SERVER_COMMAND")
+            && !text.trim().is_empty()
+        {
+            let mut command = ServerCommand::parse(&text);
+            if let Some(timeout) = env.get("GEIST_SERVER_TIMEOUT") {
+                match timeout.trim().parse::<f64>() {
+                    Ok(s) if s > 0.0 && s.is_finite() => {
+                        command = command.timeout(Duration::from_secs_f64(s))
+                    }
+                    _ => settings.environment_errors.push(format!(
+                        "GEIST_SERVER_TIMEOUT={timeout:?} is not a positive number of seconds"
+                    )),
+                }
+            }
+            settings.transport = Transport::Server(command);
         }
         settings
     }
@@ -190,6 +211,18 @@ impl Settings {
     pub fn name(mut self, name: impl Into<String>) -> Settings {
         self.name = Some(name.into());
         self
+    }
+
+    /// Where test cases come from: in-process (the default) or a Hegel
+    /// server over the wire (`GEIST_SERVER_COMMAND` sets the latter).
+    pub fn transport(mut self, transport: Transport) -> Settings {
+        self.transport = transport;
+        self
+    }
+
+    /// The transport this run uses.
+    pub fn get_transport(&self) -> &Transport {
+        &self.transport
     }
 
     /// The number of valid test cases to run.
@@ -292,6 +325,30 @@ mod tests {
         assert_eq!(s.environment_errors.len(), 2);
         assert!(s.environment_errors[0].contains("GEIST_TEST_CASES=\"many\""));
         assert!(s.environment_errors[1].contains("GEIST_VERBOSITY"));
+    }
+
+    #[test]
+    fn server_command_from_the_environment() {
+        let s = from(&[
+            (
+                "GEIST_SERVER_COMMAND",
+                "geist-server --protocol-version 0.1",
+            ),
+            ("GEIST_SERVER_TIMEOUT", "2.5"),
+        ]);
+        let Transport::Server(command) = &s.transport else {
+            panic!("expected the wire transport, got {:?}", s.transport);
+        };
+        assert_eq!(command.argv, ["geist-server", "--protocol-version", "0.1"]);
+        assert_eq!(command.timeout, Duration::from_millis(2500));
+        assert_eq!(from(&[]).transport, Transport::InProcess);
+        let bad = from(&[
+            ("GEIST_SERVER_COMMAND", "x"),
+            ("GEIST_SERVER_TIMEOUT", "soon"),
+        ]);
+        assert!(bad.environment_errors[0].contains("GEIST_SERVER_TIMEOUT"));
+        let code = s.transport(Transport::InProcess);
+        assert_eq!(code.transport, Transport::InProcess);
     }
 
     #[test]

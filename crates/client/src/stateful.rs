@@ -114,7 +114,11 @@ impl<S> StateMachine<S> {
         let mut state = initial;
         self.check_invariants(&state);
         tc.start_span(PROGRAM);
-        let mut steps = Collection::with_average(0, self.max_steps, self.average_steps);
+        let mut steps = tc.new_collection(
+            || Collection::with_average(0, self.max_steps, self.average_steps),
+            0,
+            Some(self.max_steps),
+        );
         let mut enabled: Vec<usize> = Vec::with_capacity(self.rules.len());
         while tc.collection_more(&mut steps) {
             enabled.clear();

@@ -5,9 +5,15 @@
 //! test case must stop early (it ran out of choices, or was rejected) the
 //! client unwinds with a private payload the runner recognises; that unwinding
 //! is never reported as a failure.
+//!
+//! Over the wire transport the same [`TestCase`] carries a remote test case
+//! instead: every primitive choice below checks for it first (one predictable
+//! branch on the in-process hot path) and becomes a Hegel command.
 
 use crate::generators::Generator;
+use crate::transport::case::{CaseError, RemoteCase, RemoteCollection};
 use geist_engine::charset::CharSet;
+use geist_engine::charset::CharSetSpec;
 use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
 use geist_engine::data::{Collection, DEFAULT_MAX_CHOICES};
 use geist_engine::generate::Schema;
@@ -36,6 +42,11 @@ pub(crate) fn usage_error(message: String) -> ! {
     std::panic::resume_unwind(Box::new(UsageError(message)))
 }
 
+/// The unwinding payload of a remote test case that cannot go on: the server
+/// replied with an error (the test case fails with it), or the connection
+/// failed (the whole run ends).
+pub(crate) struct RemoteFailure(pub(crate) CaseError);
+
 /// What the final replay of a failure records for the report.
 #[derive(Debug, Default)]
 pub(crate) struct Recording {
@@ -46,6 +57,8 @@ pub(crate) struct Recording {
 /// One test case: the handle a property uses to draw values.
 pub struct TestCase {
     pub(crate) data: TestData,
+    /// Set while a test case runs over the wire: choices go to the server.
+    pub(crate) remote: Option<Box<RemoteCase>>,
     recording: Option<Recording>,
     /// How many `draw` calls are open (only outermost draws are reported).
     depth: u32,
@@ -61,6 +74,7 @@ impl TestCase {
     pub(crate) fn new() -> TestCase {
         TestCase {
             data: TestData::replaying(Vec::new(), DEFAULT_MAX_CHOICES),
+            remote: None,
             recording: None,
             depth: 0,
             draws: 0,
@@ -143,7 +157,9 @@ impl TestCase {
 
     /// Rejects the test case.
     pub fn reject(&mut self) -> ! {
-        let _ = self.data.reject();
+        if self.remote.is_none() {
+            let _ = self.data.reject();
+        }
         stop()
     }
 
@@ -157,6 +173,10 @@ impl TestCase {
     /// Reports a score to maximise: the engine steers generation toward test
     /// cases with higher values under the same label.
     pub fn target(&mut self, value: f64, label: &str) {
+        if let Some(remote) = &mut self.remote {
+            let r = remote.target(value, label);
+            return remote_check(r);
+        }
         self.data
             .target_observations
             .push((label.to_string(), value));
@@ -195,7 +215,9 @@ impl TestCase {
         self.step = None;
     }
 
-    // Primitive choices, for the generators.
+    // Primitive choices, for the generators. Each checks for a remote test
+    // case first; the remote branch is out of line so the in-process path
+    // stays as small as before.
 
     #[inline]
     fn check<T>(&mut self, result: Result<T, StopTest>) -> T {
@@ -205,26 +227,44 @@ impl TestCase {
         }
     }
 
+    /// Whether this test case runs over the wire.
+    #[inline]
+    pub(crate) fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
     #[inline]
     pub(crate) fn choose_integer(&mut self, constraints: IntegerConstraints) -> i128 {
+        if let Some(remote) = &mut self.remote {
+            return remote_check(remote.integer(constraints));
+        }
         let r = self.data.draw_integer(constraints);
         self.check(r)
     }
 
     #[inline]
     pub(crate) fn choose_float(&mut self, constraints: FloatConstraints) -> f64 {
+        if let Some(remote) = &mut self.remote {
+            return remote_check(remote.float(constraints));
+        }
         let r = self.data.draw_float(constraints);
         self.check(r)
     }
 
     #[inline]
     pub(crate) fn choose_boolean(&mut self, p: f64) -> bool {
+        if let Some(remote) = &mut self.remote {
+            return remote_check(remote.boolean(p));
+        }
         let r = self.data.draw_boolean(p);
         self.check(r)
     }
 
     #[inline]
     pub(crate) fn choose_bytes(&mut self, size: SizeConstraints) -> Vec<u8> {
+        if let Some(remote) = &mut self.remote {
+            return remote_check(remote.bytes(size));
+        }
         let r = self.data.draw_bytes(size);
         self.check(r)
     }
@@ -239,8 +279,26 @@ impl TestCase {
         self.check(r)
     }
 
-    /// A value of an engine schema (formats, regexes).
-    pub(crate) fn choose_schema(&mut self, schema: &Schema) -> Value {
+    /// A string over the characters `spec` describes, drawn by the server
+    /// (only for remote test cases: in-process the generator builds the
+    /// alphabet and calls [`TestCase::choose_string`]).
+    pub(crate) fn choose_remote_text(
+        &mut self,
+        spec: &CharSetSpec,
+        size: SizeConstraints,
+    ) -> String {
+        match &mut self.remote {
+            Some(remote) => remote_check(remote.text(spec, size)),
+            None => usage_error("a remote string draw outside a remote test case".to_string()),
+        }
+    }
+
+    /// A value of an engine schema (formats, regexes). `wire` is the same
+    /// schema as a Hegel schema map, sent when the test case is remote.
+    pub(crate) fn choose_schema(&mut self, schema: &Schema, wire: &dyn Fn() -> Value) -> Value {
+        if let Some(remote) = &mut self.remote {
+            return remote_check(remote.schema(&wire()));
+        }
         let r = geist_engine::generate::generate(schema, &mut self.data);
         self.check(r)
     }
@@ -253,24 +311,85 @@ impl TestCase {
 
     #[inline]
     pub(crate) fn start_span(&mut self, label: u64) {
+        if let Some(remote) = &mut self.remote {
+            return remote_check(remote.start_span(label));
+        }
         self.data.start_span(label);
     }
 
     #[inline]
     pub(crate) fn stop_span(&mut self, discard: bool) {
+        if let Some(remote) = &mut self.remote {
+            return remote_check(remote.stop_span(discard));
+        }
         self.data.stop_span(discard);
     }
 
+    /// Starts sizing a collection of `min..=max` elements: in-process from
+    /// the engine collection `local` builds, remotely with `new_collection`.
     #[inline]
-    pub(crate) fn collection_more(&mut self, collection: &mut Collection) -> bool {
-        let r = collection.more(&mut self.data);
-        self.check(r)
+    pub(crate) fn new_collection(
+        &mut self,
+        local: impl FnOnce() -> Collection,
+        min_size: usize,
+        max_size: Option<usize>,
+    ) -> CollectionSizer {
+        if let Some(remote) = &mut self.remote {
+            return CollectionSizer::Remote(remote_check(
+                remote.new_collection(min_size, max_size),
+            ));
+        }
+        CollectionSizer::Local(local())
     }
 
     #[inline]
-    pub(crate) fn collection_reject(&mut self, collection: &mut Collection) {
-        let r = collection.reject(&mut self.data);
-        self.check(r)
+    pub(crate) fn collection_more(&mut self, collection: &mut CollectionSizer) -> bool {
+        match collection {
+            CollectionSizer::Local(collection) => {
+                let r = collection.more(&mut self.data);
+                self.check(r)
+            }
+            CollectionSizer::Remote(collection) => match &mut self.remote {
+                Some(remote) => remote_check(remote.collection_more(collection)),
+                None => stop(),
+            },
+        }
+    }
+
+    #[inline]
+    pub(crate) fn collection_reject(&mut self, collection: &mut CollectionSizer) {
+        match collection {
+            CollectionSizer::Local(collection) => {
+                let r = collection.reject(&mut self.data);
+                self.check(r)
+            }
+            CollectionSizer::Remote(collection) => match &mut self.remote {
+                Some(remote) => remote_check(remote.collection_reject(collection)),
+                None => stop(),
+            },
+        }
+    }
+}
+
+/// How a collection is sized: by the engine in-process, or by the server's
+/// collection over the wire.
+pub(crate) enum CollectionSizer {
+    /// The engine's "one more?" choices, drawn in-process.
+    Local(Collection),
+    /// A collection the server created with `new_collection`.
+    Remote(RemoteCollection),
+}
+
+/// The value of a remote command, or the unwinding its error calls for: the
+/// server stopping the test case stops it quietly; anything else ends it
+/// with a [`RemoteFailure`].
+#[inline(never)]
+fn remote_check<T>(result: Result<T, CaseError>) -> T {
+    match result {
+        Ok(v) => v,
+        Err(CaseError::Stopped) => stop(),
+        Err(CaseError::Usage(message)) => usage_error(message),
+        Err(other) => std::panic::resume_unwind(Box::new(RemoteFailure(other))),
     }
 }
 

@@ -6,7 +6,7 @@
 //! element drawn; after too many duplicates the collection stops.
 
 use super::{Generator, labels};
-use crate::test_case::{TestCase, usage_error};
+use crate::test_case::{CollectionSizer, TestCase, usage_error};
 use geist_engine::data::Collection;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
@@ -42,7 +42,7 @@ impl Sizing {
         self
     }
 
-    fn start(&self, what: &str) -> Collection {
+    fn start(&self, what: &str, tc: &mut TestCase) -> CollectionSizer {
         if let Some(max) = self.max_size
             && max < self.min_size
         {
@@ -51,9 +51,15 @@ impl Sizing {
                 self.min_size
             ));
         }
-        self.template
-            .get_or_init(|| Collection::new(self.min_size, self.max_size))
-            .clone()
+        tc.new_collection(
+            || {
+                self.template
+                    .get_or_init(|| Collection::new(self.min_size, self.max_size))
+                    .clone()
+            },
+            self.min_size,
+            self.max_size,
+        )
     }
 }
 
@@ -119,7 +125,7 @@ impl<G: Generator> Generator for VecGenerator<G> {
     type Output = Vec<G::Output>;
 
     fn generate(&self, tc: &mut TestCase) -> Vec<G::Output> {
-        let mut collection = self.sizing.start("vecs");
+        let mut collection = self.sizing.start("vecs", tc);
         tc.start_span(labels::COLLECTION);
         let mut out = Vec::new();
         while tc.collection_more(&mut collection) {
@@ -165,7 +171,7 @@ where
     type Output = HashSet<G::Output>;
 
     fn generate(&self, tc: &mut TestCase) -> HashSet<G::Output> {
-        let mut collection = self.sizing.start("hashsets");
+        let mut collection = self.sizing.start("hashsets", tc);
         tc.start_span(labels::COLLECTION);
         let mut out = HashSet::new();
         while tc.collection_more(&mut collection) {
@@ -207,7 +213,7 @@ where
     type Output = BTreeSet<G::Output>;
 
     fn generate(&self, tc: &mut TestCase) -> BTreeSet<G::Output> {
-        let mut collection = self.sizing.start("btreesets");
+        let mut collection = self.sizing.start("btreesets", tc);
         tc.start_span(labels::COLLECTION);
         let mut out = BTreeSet::new();
         while tc.collection_more(&mut collection) {
@@ -254,7 +260,7 @@ fn draw_entries<K: Generator, V: Generator, M: Entries<K::Output, V::Output>>(
     values: &V,
     out: &mut M,
 ) {
-    let mut collection = sizing.start(what);
+    let mut collection = sizing.start(what, tc);
     tc.start_span(labels::COLLECTION);
     while tc.collection_more(&mut collection) {
         tc.start_span(labels::ENTRY);

@@ -90,12 +90,17 @@ impl FormatGenerator {
         self.option("version", i128::from(version))
     }
 
-    fn build(&self) -> Result<Schema, String> {
+    /// The Hegel schema map of this format.
+    fn schema_map(&self) -> Value {
         let mut map = vec![(Value::text("type"), Value::text(self.kind))];
         for (key, value) in &self.options {
             map.push((Value::text(key), Value::Integer(*value)));
         }
-        Schema::parse(&Value::Map(map)).map_err(|e| format!("{}: {e}", self.kind))
+        Value::Map(map)
+    }
+
+    fn build(&self) -> Result<Schema, String> {
+        Schema::parse(&self.schema_map()).map_err(|e| format!("{}: {e}", self.kind))
     }
 }
 
@@ -103,6 +108,11 @@ impl Generator for FormatGenerator {
     type Output = String;
 
     fn generate(&self, tc: &mut TestCase) -> String {
-        super::text::draw_string(tc, self.schema.get_or_init(|| self.build()), self.kind)
+        super::text::draw_string(
+            tc,
+            self.schema.get_or_init(|| self.build()),
+            &|| self.schema_map(),
+            self.kind,
+        )
     }
 }

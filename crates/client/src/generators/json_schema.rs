@@ -12,6 +12,8 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub struct JsonSchemaGenerator {
     schema: Result<Arc<Schema>, String>,
+    /// The Hegel schema map (`{"type": "json_schema", "schema": ...}`) sent over the wire.
+    wire: Value,
 }
 
 /// Documents valid under `schema` (types, properties, required, enum, const,
@@ -26,6 +28,7 @@ pub fn json_schema(schema: &serde_json::Value) -> JsonSchemaGenerator {
         schema: Schema::parse(&wrapper)
             .map(Arc::new)
             .map_err(|e| format!("json_schema: {e}")),
+        wire: wrapper,
     }
 }
 
@@ -84,7 +87,7 @@ impl Generator for JsonSchemaGenerator {
 
     fn generate(&self, tc: &mut TestCase) -> serde_json::Value {
         match &self.schema {
-            Ok(schema) => to_json(&tc.choose_schema(schema)),
+            Ok(schema) => to_json(&tc.choose_schema(schema, &|| self.wire.clone())),
             Err(message) => usage_error(message.clone()),
         }
     }

@@ -31,6 +31,7 @@ pub use numeric::{
     BooleanGenerator, FloatGenerator, FloatType, IntegerGenerator, IntegerType, booleans, floats,
     integers,
 };
+pub(crate) use text::spec_schema;
 pub use text::{
     BinaryGenerator, CharacterGenerator, RegexGenerator, TextGenerator, binary, characters,
     from_regex, text,

@@ -164,6 +164,14 @@ impl Generator for TextGenerator {
                 self.min_size
             ));
         }
+        let size = SizeConstraints {
+            min_size: self.min_size,
+            max_size,
+        };
+        if tc.is_remote() {
+            // The server builds the alphabet from the same options.
+            return tc.choose_remote_text(&self.options.spec, size);
+        }
         let alphabet = self.options.alphabet("text");
         if alphabet.is_empty() {
             if self.min_size > 0 {
@@ -174,13 +182,7 @@ impl Generator for TextGenerator {
             }
             return String::new();
         }
-        let points = tc.choose_string(
-            alphabet,
-            SizeConstraints {
-                min_size: self.min_size,
-                max_size,
-            },
-        );
+        let points = tc.choose_string(alphabet, size);
         to_string(&points)
     }
 }
@@ -206,6 +208,17 @@ impl Generator for CharacterGenerator {
     type Output = char;
 
     fn generate(&self, tc: &mut TestCase) -> char {
+        if tc.is_remote() {
+            let one = SizeConstraints {
+                min_size: 1,
+                max_size: 1,
+            };
+            let text = tc.choose_remote_text(&self.options.spec, one);
+            return match text.chars().next() {
+                Some(c) => c,
+                None => usage_error("characters: the server returned an empty string".into()),
+            };
+        }
         let alphabet = self.options.alphabet("characters");
         if alphabet.is_empty() {
             usage_error("characters: no characters satisfy the character options".to_string());
@@ -326,7 +339,23 @@ impl Generator for RegexGenerator {
     type Output = String;
 
     fn generate(&self, tc: &mut TestCase) -> String {
-        draw_string(tc, self.schema.get_or_init(|| self.build()), "from_regex")
+        let wire = || {
+            let mut map = vec![
+                (Value::text("type"), Value::text("regex")),
+                (Value::text("pattern"), Value::text(&self.pattern)),
+                (Value::text("fullmatch"), Value::Bool(self.fullmatch)),
+            ];
+            if let Some(options) = &self.alphabet {
+                map.push((Value::text("alphabet"), spec_schema(&options.spec)));
+            }
+            Value::Map(map)
+        };
+        draw_string(
+            tc,
+            self.schema.get_or_init(|| self.build()),
+            &wire,
+            "from_regex",
+        )
     }
 }
 
@@ -336,13 +365,14 @@ impl Generator for RegexGenerator {
 pub(super) fn draw_string(
     tc: &mut TestCase,
     schema: &Result<Schema, String>,
+    wire: &dyn Fn() -> Value,
     what: &str,
 ) -> String {
     let schema = match schema {
         Ok(schema) => schema,
         Err(message) => usage_error(message.clone()),
     };
-    match tc.choose_schema(schema) {
+    match tc.choose_schema(schema, wire) {
         Value::String(bytes) => match String::from_utf8(bytes) {
             Ok(s) => s,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -352,6 +382,54 @@ pub(super) fn draw_string(
             other.type_name()
         )),
     }
+}
+
+/// Character options as the entries of a Hegel `string` schema (or a regex
+/// alphabet), with surrogates excluded: a Rust `String` cannot hold them.
+pub(crate) fn spec_schema(spec: &CharSetSpec) -> Value {
+    let mut map = Vec::new();
+    let texts = |list: &[String]| Value::Array(list.iter().map(|c| Value::text(c)).collect());
+    if let Some(codec) = &spec.codec {
+        map.push((Value::text("codec"), Value::text(codec)));
+    }
+    if let Some(c) = spec.min_codepoint {
+        map.push((Value::text("min_codepoint"), Value::Integer(i128::from(c))));
+    }
+    if let Some(c) = spec.max_codepoint {
+        map.push((Value::text("max_codepoint"), Value::Integer(i128::from(c))));
+    }
+    match (&spec.categories, &spec.exclude_categories) {
+        (Some(categories), _) => {
+            // "C" holds the surrogates: name its other minor categories instead.
+            let kept: Vec<String> = categories
+                .iter()
+                .flat_map(|c| match c.as_str() {
+                    "C" => vec!["Cc", "Cf", "Co", "Cn"],
+                    "Cs" => vec![],
+                    other => vec![other],
+                })
+                .map(str::to_string)
+                .collect();
+            map.push((Value::text("categories"), texts(&kept)));
+            if let Some(excluded) = &spec.exclude_categories {
+                map.push((Value::text("exclude_categories"), texts(excluded)));
+            }
+        }
+        (None, excluded) => {
+            let mut excluded = excluded.clone().unwrap_or_default();
+            if !excluded.iter().any(|c| c == "Cs") {
+                excluded.push("Cs".to_string());
+            }
+            map.push((Value::text("exclude_categories"), texts(&excluded)));
+        }
+    }
+    if let Some(chars) = &spec.include_characters {
+        map.push((Value::text("include_characters"), Value::text(chars)));
+    }
+    if let Some(chars) = &spec.exclude_characters {
+        map.push((Value::text("exclude_characters"), Value::text(chars)));
+    }
+    Value::Map(map)
 }
 
 #[cfg(test)]

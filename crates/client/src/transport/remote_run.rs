@@ -1,0 +1,360 @@
+//! Running a property over the wire: `run_test`, then answer the server's events.
+//!
+//! The server drives: it sends a `test_case` event per test case (the client
+//! registers the announced stream, acknowledges, runs the property with a
+//! remote [`TestCase`] and concludes with `mark_complete`), then `test_done`
+//! with the results, then one final replay per failure (`is_final`), which the
+//! client records to build the same report as an in-process run. Everything
+//! happens on the calling thread; other threads run their own properties on
+//! the same connection at the same time.
+
+use super::case::{CaseError, RemoteCase};
+use super::connection::{Connection, Incoming, StreamHandle};
+use super::{ServerCommand, WireError};
+use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
+use crate::runner::{Outcome, RunSummary, describe_payload, failure_section, format_report};
+use crate::settings::{Settings, Verbosity};
+use crate::test_case::{RemoteFailure, StopSignal, TestCase, UsageError};
+use geist_wire::cbor::{self, Value as Cbor};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// The `run_test` request for `settings`.
+fn run_test_message(settings: &Settings, seed: u64, command: &ServerCommand, stream: u32) -> Cbor {
+    // Each server keeps its examples in its own format: under a directory of
+    // its own, so they never meet the in-process database's files.
+    let database = match (&settings.database, &settings.name) {
+        (Some(path), Some(_)) => Cbor::Text(
+            path.join(command.program_name())
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        _ => Cbor::Null,
+    };
+    let key = settings
+        .name
+        .as_ref()
+        .map_or(Cbor::Null, |n| Cbor::Bytes(n.as_bytes().to_vec()));
+    let checks = settings
+        .suppress_health_checks
+        .iter()
+        .map(|c| Cbor::Text(c.name().to_string()))
+        .collect();
+    cbor::text_map([
+        ("command", Cbor::Text("run_test".into())),
+        ("stream_id", cbor::integer(i128::from(stream))),
+        ("test_cases", cbor::integer(i128::from(settings.test_cases))),
+        ("seed", cbor::integer(i128::from(seed))),
+        ("derandomize", Cbor::Bool(settings.derandomize)),
+        ("database_key", key),
+        ("database", database),
+        ("suppress_health_check", Cbor::Array(checks)),
+        (
+            "report_multiple_failures",
+            Cbor::Bool(settings.report_multiple_failures),
+        ),
+    ])
+}
+
+/// What the client saw while answering one run's test cases.
+#[derive(Default)]
+struct Observations {
+    /// A usage error: later test cases are concluded invalid without running.
+    usage: Option<String>,
+    /// The first panic of the property (a run that passes despite it is flaky).
+    first_panic: Option<CapturedPanic>,
+    /// Error replies from the server that failed a test case.
+    server_errors: Vec<String>,
+    /// Test cases run (final replays excluded).
+    test_cases: u64,
+    /// Test cases run after the first failure (the server is shrinking).
+    after_failure: u64,
+    /// Report sections of the final replays.
+    sections: Vec<String>,
+}
+
+/// The fields of `test_done`'s results the report uses.
+#[derive(Default)]
+struct Results {
+    passed: bool,
+    test_cases: Option<u64>,
+    valid: u64,
+    invalid: u64,
+    interesting: u64,
+    flaky: Option<String>,
+    health_check_failure: Option<String>,
+    error: Option<String>,
+}
+
+impl Results {
+    fn parse(event: &Cbor) -> Results {
+        let results = cbor::map_get(event, "results").unwrap_or(&Cbor::Null);
+        let count = |key: &str| {
+            cbor::map_get(results, key)
+                .and_then(cbor::as_i128)
+                .and_then(|n| u64::try_from(n).ok())
+        };
+        let text = |key: &str| {
+            cbor::map_get(results, key)
+                .and_then(cbor::as_text)
+                .map(str::to_string)
+        };
+        Results {
+            passed: !matches!(cbor::map_get(results, "passed"), Some(Cbor::Bool(false))),
+            test_cases: count("test_cases"),
+            valid: count("valid_test_cases").unwrap_or(0),
+            invalid: count("invalid_test_cases").unwrap_or(0),
+            interesting: count("interesting_test_cases").unwrap_or(0),
+            flaky: text("flaky"),
+            health_check_failure: text("health_check_failure"),
+            error: text("error"),
+        }
+    }
+}
+
+/// Runs `test` as one `run_test` on the server `command` starts (sharing
+/// the process' connection to it), and reports like an in-process run.
+pub(crate) fn run_remote(
+    settings: &Settings,
+    command: &ServerCommand,
+    test: &mut dyn FnMut(&mut TestCase),
+) -> Result<RunSummary, String> {
+    let seed = settings.effective_seed();
+    let name = settings.name.as_deref();
+    let what = name
+        .map(|n| format!("property {n}"))
+        .unwrap_or("the property".into());
+    let transport_failure =
+        |e: WireError| format!("geist: {what} could not run over the wire: {e}");
+    let connection = Connection::shared(command).map_err(transport_failure)?;
+    let run_stream = connection.new_client_stream().map_err(transport_failure)?;
+    connection
+        .control_request(
+            "run_test",
+            &run_test_message(settings, seed, command, run_stream.id),
+        )
+        .map_err(transport_failure)?;
+    if settings.verbosity >= Verbosity::Debug {
+        eprintln!(
+            "geist: {what}: run_test on stream {} of {} (protocol {})",
+            run_stream.id,
+            connection.command,
+            connection.version()
+        );
+    }
+
+    let _capture = CaptureGuard::start();
+    let mut tc = TestCase::new();
+    let mut seen = Observations::default();
+    let results = loop {
+        let event = run_stream.next_request().map_err(transport_failure)?;
+        match event_name(&event) {
+            "test_case" => answer_test_case(&run_stream, &event, &mut tc, test, &mut seen)
+                .map_err(transport_failure)?,
+            "test_done" => {
+                run_stream
+                    .reply(event.message_id, Cbor::Bool(true))
+                    .map_err(transport_failure)?;
+                break Results::parse(&event.message);
+            }
+            other => {
+                return Err(transport_failure(WireError::Protocol(format!(
+                    "unexpected event {other:?} on the run's stream"
+                ))));
+            }
+        }
+    };
+    for _ in 0..results.interesting {
+        let event = run_stream.next_request().map_err(transport_failure)?;
+        if event_name(&event) != "test_case" {
+            return Err(transport_failure(WireError::Protocol(format!(
+                "expected a final test_case after test_done, got {:?}",
+                event_name(&event)
+            ))));
+        }
+        answer_test_case(&run_stream, &event, &mut tc, test, &mut seen)
+            .map_err(transport_failure)?;
+    }
+    run_stream.close();
+    report(settings, seed, results, seen)
+}
+
+fn event_name(event: &Incoming) -> &str {
+    cbor::map_get(&event.message, "event")
+        .and_then(cbor::as_text)
+        .unwrap_or("")
+}
+
+/// Registers the announced stream, acknowledges the event, runs the
+/// property (unless a usage error already settled the run) and concludes
+/// the test case. Only a transport failure is an error.
+fn answer_test_case(
+    run_stream: &StreamHandle,
+    event: &Incoming,
+    tc: &mut TestCase,
+    test: &mut dyn FnMut(&mut TestCase),
+    seen: &mut Observations,
+) -> Result<(), WireError> {
+    let stream_id = cbor::map_get(&event.message, "stream_id")
+        .and_then(cbor::as_i128)
+        .and_then(|id| u32::try_from(id).ok())
+        .ok_or_else(|| {
+            WireError::Protocol(format!(
+                "test_case event without an integer stream_id: {:?}",
+                event.message
+            ))
+        })?;
+    let is_final = matches!(
+        cbor::map_get(&event.message, "is_final"),
+        Some(Cbor::Bool(true))
+    );
+    // Routed before the acknowledgement, after which the server may use it.
+    let stream = run_stream.connection().open_stream(stream_id)?;
+    run_stream.reply(event.message_id, Cbor::Null)?;
+    let mut case = RemoteCase::new(stream);
+    if seen.usage.is_some() {
+        return case.complete("INVALID", None);
+    }
+    if !is_final {
+        seen.test_cases += 1;
+        if seen.first_panic.is_some() || !seen.server_errors.is_empty() {
+            seen.after_failure += 1;
+        }
+    }
+
+    tc.remote = Some(Box::new(case));
+    tc.reset(is_final);
+    let outcome = catch_unwind(AssertUnwindSafe(|| test(tc)));
+    let Some(mut case) = tc.remote.take() else {
+        return Err(WireError::Protocol(
+            "the remote test case went missing".into(),
+        ));
+    };
+    let outcome = match outcome {
+        Ok(()) => {
+            case.complete("VALID", None)?;
+            Outcome::Passed
+        }
+        Err(payload) => {
+            if payload.is::<StopSignal>() {
+                // Rejected by the property, or stopped by the server (then
+                // nothing more is sent).
+                case.complete("INVALID", None)?;
+                Outcome::Stopped
+            } else if let Some(usage) = payload.downcast_ref::<UsageError>() {
+                case.complete("INVALID", None)?;
+                seen.usage = Some(usage.0.clone());
+                Outcome::Usage(usage.0.clone())
+            } else if let Some(RemoteFailure(error)) = payload.downcast_ref::<RemoteFailure>() {
+                if let CaseError::Transport(e) = error {
+                    return Err(e.clone());
+                }
+                let message = error.describe();
+                let origin = match error {
+                    CaseError::Reply {
+                        command,
+                        error_type,
+                        ..
+                    } => format!("server error: {error_type} in reply to {command}"),
+                    _ => format!("server error: {message}"),
+                };
+                case.complete("INTERESTING", Some(&origin))?;
+                seen.server_errors.push(message.clone());
+                Outcome::Failed(CapturedPanic {
+                    message,
+                    location: None,
+                })
+            } else {
+                let panic = take_last_panic().unwrap_or_else(|| CapturedPanic {
+                    message: describe_payload(payload.as_ref()),
+                    location: None,
+                });
+                let origin = panic
+                    .location
+                    .clone()
+                    .unwrap_or_else(|| format!("panic: {}", panic.message));
+                case.complete("INTERESTING", Some(&origin))?;
+                if seen.first_panic.is_none() {
+                    seen.first_panic = Some(panic.clone());
+                }
+                Outcome::Failed(panic)
+            }
+        }
+    };
+    if is_final {
+        let recording = tc.take_recording().unwrap_or_default();
+        seen.sections.push(failure_section(&recording, outcome));
+    }
+    Ok(())
+}
+
+/// The verdict of a run from the server's results and what the client saw,
+/// worded as an in-process run's.
+fn report(
+    settings: &Settings,
+    seed: u64,
+    results: Results,
+    seen: Observations,
+) -> Result<RunSummary, String> {
+    let name = settings.name.as_deref();
+    let what = name
+        .map(|n| format!("property {n}"))
+        .unwrap_or("the property".into());
+    let summary = RunSummary {
+        seed,
+        test_cases: results.test_cases.unwrap_or(seen.test_cases),
+        valid_test_cases: results.valid,
+        invalid_test_cases: results.invalid,
+        shrink_calls: seen.after_failure,
+    };
+    if let Some(message) = seen.usage {
+        return Err(format!("geist: invalid use of a generator: {message}"));
+    }
+    if settings.verbosity >= Verbosity::Verbose {
+        eprintln!(
+            "geist: {}{summary} (over the wire)",
+            name.map(|n| format!("{n}: ")).unwrap_or_default()
+        );
+    }
+    if let Some(error) = results.error {
+        return Err(format!(
+            "geist: the Hegel server failed to run {what}: {error}"
+        ));
+    }
+    if let Some(message) = results.health_check_failure {
+        return Err(format!("geist: health check failed: {message}"));
+    }
+    if let Some(message) = results.flaky {
+        return Err(format!(
+            "geist: {what} is flaky: {message}\nSearch ran {summary}"
+        ));
+    }
+    if !seen.sections.is_empty() {
+        return Err(format_report(name, seed, &summary, &seen.sections));
+    }
+    if !results.passed {
+        return Err(format!(
+            "geist: the Hegel server reported that {what} failed, but sent no failing example to replay.\nSearch ran {summary}"
+        ));
+    }
+    if let Some(panic) = seen.first_panic {
+        return Err(format!(
+            "geist: {what} is flaky: a test case failed during the search but the server \
+             found no failure to report (the property depends on something besides the \
+             drawn values).\nThe failure seen:\n{}{}\nSearch ran {summary}",
+            panic
+                .location
+                .map(|l| format!("panicked at {l}:\n"))
+                .unwrap_or_default(),
+            panic.message,
+        ));
+    }
+    if let Some(error) = seen.server_errors.first()
+        && settings.verbosity >= Verbosity::Normal
+    {
+        eprintln!(
+            "geist: {what} passed, but {} test case(s) ended on a server error, e.g. {error}",
+            seen.server_errors.len()
+        );
+    }
+    Ok(summary)
+}
