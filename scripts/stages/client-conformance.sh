@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The geist client over the wire (issue 4):
+#   1. hegel-core's own client conformance suite (hegel.conformance, PyPI
+#      hegel-core 0.9.0) against binaries built from crates/client-conformance;
+#   2. the client's property suite (crates/client/tests/properties.rs) and its
+#      wire tests over the wire against geist-server, then against hegel-core.
+# Everything it needs is installed here, pinned, into target/ (a virtualenv).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+target="${CARGO_TARGET_DIR:-$root/target}"
+venv="$root/target/client-conformance-venv"
+started=$(date +%s)
+
+# Pinned: the suite's classes and the server that drives them come from
+# hegel-core 0.9.0 (the version hegeltest 0.16 speaks); pytest 9 has the
+# subtests fixture the suite's signature names.
+pins=(hegel-core==0.9.0 hypothesis==6.152.4 cbor2==5.9.0 pytest==9.2.0 pytest-subtests==0.15.0)
+if ! "$venv/bin/python" -c "
+import importlib.metadata as m, sys
+want = dict(p.split('==') for p in sys.argv[1:])
+sys.exit(any(m.version(k) != v for k, v in want.items()))
+" "${pins[@]}" 2>/dev/null; then
+    echo "installing ${pins[*]} into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
+fi
+hegel="$venv/bin/hegel"
+[ -x "$hegel" ] || { echo "client-conformance: $hegel was not installed" >&2; exit 1; }
+
+echo "-- building the conformance binaries (release) and geist-server"
+cargo build --locked --release -p geist-client-conformance --bins
+cargo build --locked -p geist-server
+server="$target/debug/geist-server"
+[ -x "$server" ] || { echo "client-conformance: $server missing" >&2; exit 1; }
+
+echo "-- hegel.conformance against hegel-core $("$hegel" --version)"
+GEIST_SERVER_COMMAND="$hegel" GEIST_CONFORMANCE_BIN_DIR="$target/release" \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    "$root/scripts/client-conformance/test_client_conformance.py"
+
+for peer in "geist-server:$server" "hegel-core:$hegel"; do
+    name="${peer%%:*}"
+    command="${peer#*:}"
+    echo "-- the client's property suite over the wire against $name"
+    GEIST_SERVER_COMMAND="$command" GEIST_DATABASE=none \
+        cargo test --locked -p geist --test properties -- --test-threads 2
+done
+
+echo "client-conformance: done in $(( $(date +%s) - started )) s"
