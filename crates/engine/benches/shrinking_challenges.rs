@@ -609,6 +609,7 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
         ..RunSettings::default()
     };
     let mut after_first_failure = 0u64;
+    let show_first = std::env::var_os("GEIST_BENCH_FIRST").is_some();
     let cpu_before = thread_cpu_nanos();
     let started = Instant::now();
     let result = run(&settings, &[], &mut |data| {
@@ -617,12 +618,20 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
         }
         if let Ok(Outcome {
             failure: Some(origin),
-            ..
+            shown,
         }) = (challenge.test)(data)
         {
             data.conclude(Status::Interesting, Some(origin.to_string()));
             if after_first_failure == 0 {
                 after_first_failure = 1;
+                if show_first {
+                    eprintln!(
+                        "    {} seed {seed}: first failure ({} choices): {}",
+                        challenge.name,
+                        data.nodes.len(),
+                        shown
+                    );
+                }
             }
         }
         true

@@ -133,6 +133,11 @@ impl TestData {
         self.status.is_none()
     }
 
+    /// The most choices this test case may make before it overruns.
+    pub fn max_choices(&self) -> usize {
+        self.max_choices
+    }
+
     /// Whether choices past the prefix are random (generation) rather than simplest (replay).
     pub fn is_generating(&self) -> bool {
         matches!(self.mode, Mode::Generate(_))

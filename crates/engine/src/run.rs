@@ -11,7 +11,7 @@ use crate::choice::{ChoiceValue, sequence_cmp};
 use crate::data::{DEFAULT_MAX_CHOICES, Status, TestData};
 use crate::database::ExampleDatabase;
 use crate::random::Source;
-use crate::shrink::{Example, Shrinker};
+use crate::shrink::{Example, Replay, Shrinker};
 use crate::target::{Step, TargetBest};
 use crate::tree::DataTree;
 use std::cmp::Ordering;
@@ -229,6 +229,33 @@ struct Runner<'s, 't, 'd> {
     exhausted: bool,
     /// Generated test cases that ran past the choice limit.
     overruns: u64,
+    /// Choices the simplest test case made.
+    simplest_length: usize,
+    /// Whether early test cases are still kept small (see [`Runner::generate`]).
+    small_phase: bool,
+    /// Early test cases that ran past the small-phase limit, in all and in a row.
+    small_overruns: u64,
+    small_overruns_in_a_row: u32,
+}
+
+/// The shrinker's way to run candidates: through the runner, so every test
+/// case counts, lands in the choice tree and records failures; candidates
+/// whose replay the tree already knows are not run again.
+struct RunnerReplay<'r, 's, 't, 'd> {
+    runner: &'r mut Runner<'s, 't, 'd>,
+    max_choices: usize,
+}
+
+impl Replay for RunnerReplay<'_, '_, '_, '_> {
+    fn replay(&mut self, choices: Vec<ChoiceValue>) -> TestData {
+        let mut data = TestData::replaying(choices, self.max_choices);
+        self.runner.execute(&mut data);
+        data
+    }
+
+    fn is_known(&mut self, choices: &[ChoiceValue]) -> bool {
+        self.runner.tree.replay_is_known(choices)
+    }
 }
 
 impl<'s, 't, 'd> Runner<'s, 't, 'd> {
@@ -255,6 +282,10 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             optimised: false,
             exhausted: false,
             overruns: 0,
+            simplest_length: 0,
+            small_phase: true,
+            small_overruns: 0,
+            small_overruns_in_a_row: 0,
         }
     }
 
@@ -285,7 +316,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             Some(Status::Invalid) | Some(Status::Overrun) => self.result.invalid_test_cases += 1,
             _ => {}
         }
-        match self.tree.record(&data.nodes) {
+        // A test case cut short by a lower limit than the run's did not end
+        // where its choices end.
+        let ended =
+            data.status != Some(Status::Overrun) || data.max_choices() >= self.settings.max_choices;
+        match self.tree.record(&data.nodes, ended) {
             Ok(new) => self.last_was_new = new,
             Err(difference) => {
                 self.result.flaky = Some(format!("{FLAKY_GENERATION} ({difference})"));
@@ -416,6 +451,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             self.ran_simplest = true;
             let mut first = TestData::replaying(Vec::new(), self.settings.max_choices);
             self.execute(&mut first);
+            self.simplest_length = first.nodes.len();
             let large = first.status == Some(Status::Overrun)
                 || first.nodes.len() > self.settings.max_choices / 2;
             if large
@@ -436,9 +472,20 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         }
 
         let max_invalid = (self.settings.test_cases * 10).max(1000);
+        // Small test cases first, as Hypothesis does: for the first valid test
+        // cases, a test case may make at most a few times as many choices as
+        // the simplest one (it overruns past that). An easy bug is then found
+        // on a small example, which is far cheaper to shrink; a test whose
+        // test cases are seldom that small leaves this phase after a few
+        // overruns in a row. These overruns are the engine's doing, so they
+        // count toward no health check.
+        let small_valid = (self.settings.test_cases / 10).min(50);
+        let small_limit = (5 * self.simplest_length + 10).min(self.settings.max_choices);
         // With targets, half the budget goes to hill-climbing afterwards.
         let mut consecutive_duplicates = 0u32;
-        while self.should_generate_more() && self.result.invalid_test_cases < max_invalid {
+        while self.should_generate_more()
+            && self.result.invalid_test_cases - self.small_overruns < max_invalid
+        {
             if !self.targets.is_empty()
                 && !self.optimised
                 && self.settings.phases.target
@@ -447,9 +494,28 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             {
                 break;
             }
-            let mut data =
-                TestData::generating(Vec::new(), self.source.split(), self.settings.max_choices);
+            let small = self.small_phase
+                && self.first_bug_at.is_none()
+                && self.result.valid_test_cases < small_valid
+                && self.result.test_cases <= 5 * small_valid
+                && small_limit < self.settings.max_choices;
+            let max_choices = if small {
+                small_limit
+            } else {
+                self.settings.max_choices
+            };
+            let mut data = TestData::generating(Vec::new(), self.source.split(), max_choices);
             self.execute(&mut data);
+            let small_overrun = small && data.status == Some(Status::Overrun);
+            if small_overrun {
+                self.small_overruns += 1;
+                self.small_overruns_in_a_row += 1;
+                if self.small_overruns_in_a_row >= 5 {
+                    self.small_phase = false;
+                }
+            } else {
+                self.small_overruns_in_a_row = 0;
+            }
             if !self.last_was_new {
                 consecutive_duplicates += 1;
                 // Almost every new test case repeats an old one: the space is exhausted.
@@ -460,7 +526,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             } else {
                 consecutive_duplicates = 0;
             }
-            if data.status == Some(Status::Overrun) {
+            if data.status == Some(Status::Overrun) && !small_overrun {
                 self.overruns += 1;
             }
             if self.result.valid_test_cases < 10
@@ -478,7 +544,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 return;
             }
             if self.result.valid_test_cases < 10
-                && self.result.invalid_test_cases >= 50
+                && self.result.invalid_test_cases - self.small_overruns >= 50
                 && !self
                     .settings
                     .suppress_health_checks
@@ -554,10 +620,9 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let max_choices = self.settings.max_choices;
             let max_calls = self.settings.max_shrink_calls;
             let before = self.result.test_cases;
-            let mut replay = |choices: Vec<ChoiceValue>| {
-                let mut data = TestData::replaying(choices, max_choices);
-                self.execute(&mut data);
-                data
+            let mut replay = RunnerReplay {
+                runner: self,
+                max_choices,
             };
             let mut shrinker = Shrinker::new(&mut replay, example, max_calls);
             shrinker.shrink();

@@ -7,13 +7,34 @@
 //! generation is non-deterministic — it depends on something other than the
 //! choices, such as global state — and the run reports it as flaky rather
 //! than shrinking nonsense.
+//!
+//! The tree also answers, without running the test, what a replayed choice
+//! sequence would do when every step of it is already known: the shrinker
+//! skips such candidates (their outcome was seen when the path first ran).
 
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
 use std::collections::HashMap;
 
+/// How test cases made the choice at a node.
+#[derive(Clone, Debug, Default, PartialEq)]
+enum Forcing {
+    /// No test case has made it yet.
+    #[default]
+    Unknown,
+    /// Freely (from the prefix, the random source or the simplest value).
+    Free,
+    /// Forced to this value.
+    To(ChoiceValue),
+    /// Differently by different test cases (not deterministic).
+    Mixed,
+}
+
 #[derive(Default)]
 struct TreeNode {
     constraints: Option<Constraints>,
+    /// Whether the choice here was forced (a collection below its minimum
+    /// size or at its maximum) and to what.
+    forcing: Forcing,
     children: HashMap<ChoiceValue, usize>,
     /// Whether some test case ended exactly here.
     ends_here: bool,
@@ -78,9 +99,24 @@ impl DataTree {
     /// (no earlier one made the same choices); once the tree has stopped
     /// growing, unknown paths count as new. An error describes where its
     /// generation differed from an earlier test case with the same earlier choices.
-    pub fn record(&mut self, nodes: &[ChoiceNode]) -> Result<bool, String> {
+    ///
+    /// `ended` says whether the test case ended where its choices end; a test
+    /// case cut short by a limit lower than the run's usual one (early small
+    /// examples) did not, and a replay of its choices would go on.
+    pub fn record(&mut self, nodes: &[ChoiceNode], ended: bool) -> Result<bool, String> {
         let mut at = 0usize;
         for (i, node) in nodes.iter().enumerate() {
+            let forcing = match node.forced {
+                true => Forcing::To(node.value.clone()),
+                false => Forcing::Free,
+            };
+            let known = &mut self.nodes[at].forcing;
+            match known {
+                Forcing::Unknown => *known = forcing,
+                Forcing::Mixed => {}
+                _ if *known != forcing => *known = Forcing::Mixed,
+                _ => {}
+            }
             match &self.nodes[at].constraints {
                 Some(previous) if !same_kind(previous, &node.constraints) => {
                     return Err(format!(
@@ -105,8 +141,41 @@ impl DataTree {
             };
         }
         let new = !self.nodes[at].ends_here;
-        self.nodes[at].ends_here = true;
+        if ended {
+            self.nodes[at].ends_here = true;
+        }
         Ok(new)
+    }
+
+    /// Whether replaying `choices` (simplest values past them, as
+    /// [`TestData::replaying`](crate::TestData::replaying) does) would only
+    /// walk a path some earlier test case walked to its end: its outcome is
+    /// then already known. False when any step is unknown or ambiguous.
+    pub fn replay_is_known(&self, choices: &[ChoiceValue]) -> bool {
+        let mut at = 0usize;
+        let mut i = 0usize;
+        loop {
+            let node = &self.nodes[at];
+            if node.ends_here {
+                // A deterministic test always ends here after these choices;
+                // if some test case also went on from here, it is not.
+                return node.children.is_empty();
+            }
+            let Some(constraints) = &node.constraints else {
+                return false;
+            };
+            let value = match (&node.forcing, choices.get(i)) {
+                (Forcing::To(forced), _) => forced.clone(),
+                (Forcing::Unknown | Forcing::Mixed, _) => return false,
+                (Forcing::Free, Some(v)) if constraints.permits(v) => v.clone(),
+                (Forcing::Free, _) => constraints.simplest(),
+            };
+            match node.children.get(&value) {
+                Some(&child) => at = child,
+                None => return false,
+            }
+            i += 1;
+        }
     }
 }
 
@@ -130,16 +199,52 @@ mod tests {
     #[test]
     fn consistent_generation_is_accepted_and_drift_is_caught() {
         let mut tree = DataTree::default();
-        assert!(tree.record(&[int(0, 5), int(0, 1)]).unwrap());
-        assert!(tree.record(&[int(0, 5), int(0, 2)]).unwrap());
-        assert!(tree.record(&[int(0, 6)]).unwrap());
+        assert!(tree.record(&[int(0, 5), int(0, 1)], true).unwrap());
+        assert!(tree.record(&[int(0, 5), int(0, 2)], true).unwrap());
+        assert!(tree.record(&[int(0, 6)], true).unwrap());
         // A repeat, and a prefix of an earlier path, are told apart.
-        assert!(!tree.record(&[int(0, 5), int(0, 1)]).unwrap());
-        assert!(tree.record(&[int(0, 5)]).unwrap());
-        assert!(!tree.record(&[int(0, 5)]).unwrap());
-        let error = tree.record(&[int(1, 5)]).unwrap_err();
+        assert!(!tree.record(&[int(0, 5), int(0, 1)], true).unwrap());
+        assert!(tree.record(&[int(0, 5)], true).unwrap());
+        assert!(!tree.record(&[int(0, 5)], true).unwrap());
+        let error = tree.record(&[int(1, 5)], true).unwrap_err();
         assert!(error.contains("choice 1"), "{error}");
-        let error = tree.record(&[int(0, 5), int(3, 9)]).unwrap_err();
+        let error = tree.record(&[int(0, 5), int(3, 9)], true).unwrap_err();
         assert!(error.contains("choice 2"), "{error}");
+    }
+
+    fn i(v: i128) -> ChoiceValue {
+        ChoiceValue::Integer(v)
+    }
+
+    #[test]
+    fn known_replays_follow_simplest_values_and_forced_choices() {
+        let mut tree = DataTree::default();
+        // The test draws x >= 0, and a second integer only when x > 0.
+        tree.record(&[int(0, 0)], true).unwrap();
+        tree.record(&[int(0, 3), int(0, 0)], true).unwrap();
+        assert!(tree.replay_is_known(&[i(0)]));
+        assert!(tree.replay_is_known(&[]), "the empty prefix replays as [0]");
+        assert!(
+            tree.replay_is_known(&[i(-7)]),
+            "a misfit replays as the simplest value"
+        );
+        assert!(
+            tree.replay_is_known(&[i(3)]),
+            "past the prefix: simplest values"
+        );
+        assert!(
+            tree.replay_is_known(&[i(3), i(0), i(9)]),
+            "the test ends before the extra choice"
+        );
+        assert!(!tree.replay_is_known(&[i(3), i(1)]));
+        assert!(!tree.replay_is_known(&[i(4)]));
+        // A forced choice ignores the prefix.
+        let mut forced = int(0, 2);
+        forced.forced = true;
+        tree.record(&[int(0, 5), forced.clone()], true).unwrap();
+        assert!(tree.replay_is_known(&[i(5), i(0)]));
+        // A test case cut short by a lower limit did not end there.
+        tree.record(&[int(0, 6)], false).unwrap();
+        assert!(!tree.replay_is_known(&[i(6)]));
     }
 }

@@ -45,6 +45,12 @@ impl Example {
 pub trait Replay {
     /// Replays `choices` (simplest values beyond them) and returns the concluded data.
     fn replay(&mut self, choices: Vec<ChoiceValue>) -> TestData;
+
+    /// Whether replaying `choices` would only repeat a test case already run
+    /// (so its outcome is known and the shrinker need not run it).
+    fn is_known(&mut self, _choices: &[ChoiceValue]) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(Vec<ChoiceValue>) -> TestData> Replay for F {
@@ -68,6 +74,9 @@ pub struct Shrinker<'a> {
     /// backstop so that no pass can loop forever on candidates already seen.
     attempts: usize,
     improved_in_round: bool,
+    /// Whether the current round also runs the costly moves kept for when
+    /// the cheap ones are stuck (see [`Shrinker::shrink`]).
+    polish: bool,
 }
 
 impl<'a> Shrinker<'a> {
@@ -84,6 +93,7 @@ impl<'a> Shrinker<'a> {
             max_calls,
             attempts: 0,
             improved_in_round: false,
+            polish: false,
         }
     }
 
@@ -93,9 +103,21 @@ impl<'a> Shrinker<'a> {
     }
 
     /// Tries a candidate choice sequence; true if it became the new best.
-    pub fn consider(&mut self, candidate: Vec<ChoiceValue>) -> bool {
+    ///
+    /// Only candidates that can be an improvement run: choices past the best
+    /// example's length are dropped (shortlex order: they could only make it
+    /// larger), a candidate that is not simpler than the best is refused, and
+    /// so is one whose replay would only repeat a test case already run.
+    pub fn consider(&mut self, mut candidate: Vec<ChoiceValue>) -> bool {
         self.attempts += 1;
-        if self.exhausted() || !self.seen.insert(candidate.clone()) {
+        if self.exhausted() {
+            return false;
+        }
+        candidate.truncate(self.best.nodes.len());
+        if !self.may_be_simpler(&candidate) || !self.seen.insert(candidate.clone()) {
+            return false;
+        }
+        if self.replay.is_known(&candidate) {
             return false;
         }
         self.calls += 1;
@@ -124,6 +146,26 @@ impl<'a> Shrinker<'a> {
         }
     }
 
+    /// Whether `candidate` may be simpler than the best example: shorter, or
+    /// as long and simpler at its first difference (judged under the best
+    /// example's constraints; a value they do not permit misaligns the replay,
+    /// whose result only running tells).
+    fn may_be_simpler(&self, candidate: &[ChoiceValue]) -> bool {
+        if candidate.len() < self.best.nodes.len() {
+            return true;
+        }
+        for (value, node) in candidate.iter().zip(&self.best.nodes) {
+            if *value == node.value {
+                continue;
+            }
+            if !node.constraints.permits(value) {
+                return true;
+            }
+            return value.simplicity_cmp(&node.value, &node.constraints) == Ordering::Less;
+        }
+        false
+    }
+
     /// Tries the best example with the choices in `range` replaced by `replacement`.
     pub fn try_replace(
         &mut self,
@@ -147,13 +189,25 @@ impl<'a> Shrinker<'a> {
     }
 
     /// Shrinks until no pass improves the example or the budget is spent.
+    ///
+    /// Rounds of the cheap passes run to a fixed point; then one polish round
+    /// adds the costly moves (e.g. every integer distance just below the
+    /// current one), and if that improves anything the cheap rounds resume.
     pub fn shrink(&mut self) {
         loop {
             self.improved_in_round = false;
             passes::run_all(self);
-            if !self.improved_in_round || self.exhausted() {
+            if self.exhausted() {
                 break;
             }
+            if !self.improved_in_round {
+                if self.polish {
+                    break;
+                }
+                self.polish = true;
+                continue;
+            }
+            self.polish = false;
         }
     }
 }

@@ -147,8 +147,42 @@ fn minimize_choices(s: &mut Shrinker) {
     }
 }
 
-/// Shrinks an integer toward the simplest value: distance from it by binary
-/// search on the same side, then the same distance on the preferred side.
+/// The largest `n` for which `f(n)` holds, assuming `f(0)` does and that it
+/// holds up to some point: a linear probe of 1..=4 (cheap when the answer is
+/// small, the common case), then doubling, then binary search (Hypothesis's
+/// `find_integer`). Returns 0 if `f(1)` fails.
+fn find_integer(mut f: impl FnMut(u128) -> bool) -> u128 {
+    for n in 1..=4 {
+        if !f(n) {
+            return n - 1;
+        }
+    }
+    let (mut lo, mut hi) = (4u128, 5u128);
+    while f(hi) {
+        lo = hi;
+        match hi.checked_mul(2) {
+            Some(next) => hi = next,
+            None => return lo,
+        }
+    }
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if f(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Shrinks an integer toward the simplest value by its distance from it: the
+/// simplest value, distance 1, the same distance on the simpler (positive)
+/// side, then Hypothesis's integer moves (masking high bits, shifting right,
+/// subtracting multiples of two and of one), each probing small steps first
+/// so that a choice that cannot move costs a handful of test cases. In the
+/// final polish round, distances just below the current one too (for
+/// predicates that are not monotone, such as "a multiple of 7").
 fn minimize_integer(s: &mut Shrinker, i: usize) {
     let Some(node) = s.best.nodes.get(i) else {
         return;
@@ -162,41 +196,70 @@ fn minimize_integer(s: &mut Shrinker, i: usize) {
     if v == target || s.try_set(i, ChoiceValue::Integer(target)) {
         return;
     }
-    let above = v > target;
-    let at = |d: u128| -> Option<i128> {
-        if above {
+    // The current distance and side (true: above the target).
+    let current = |s: &Shrinker| -> Option<(u128, bool)> {
+        match s.best.nodes.get(i).map(|n| &n.value) {
+            Some(ChoiceValue::Integer(now)) => Some((now.abs_diff(target), *now > target)),
+            _ => None,
+        }
+    };
+    let try_distance = |s: &mut Shrinker, d: u128, above: bool| -> bool {
+        let candidate = if above {
             target.checked_add_unsigned(d)
         } else {
             target.checked_sub_unsigned(d)
+        };
+        match candidate {
+            Some(x) if c.permits(x) && Some((d, above)) != current(s) => {
+                s.try_set(i, ChoiceValue::Integer(x))
+            }
+            _ => false,
         }
     };
-    let mut lo = 1u128;
-    let mut hi = v.abs_diff(target);
-    while lo < hi && !s.exhausted() {
-        let mid = lo + (hi - lo) / 2;
-        match at(mid) {
-            Some(candidate)
-                if c.permits(candidate) && s.try_set(i, ChoiceValue::Integer(candidate)) =>
-            {
-                hi = mid
-            }
-            _ => lo = mid + 1,
+    let Some((d, above)) = current(s) else { return };
+    if d > 1 {
+        try_distance(s, 1, above);
+    }
+    // Below the target: the same distance above it is simpler.
+    if !above {
+        try_distance(s, d, true);
+    }
+    let Some((d, above)) = current(s) else { return };
+    let bits = 128 - d.leading_zeros();
+    find_integer(|k| {
+        k < u128::from(bits) && !s.exhausted() && {
+            let mask = (1u128 << (u128::from(bits) - k)) - 1;
+            try_distance(s, d & mask, above)
+        }
+    });
+    loop {
+        let Some(before) = current(s) else { return };
+        let (d, above) = before;
+        find_integer(|k| k < 128 && !s.exhausted() && try_distance(s, d >> k, above));
+        let Some((d, above)) = current(s) else { return };
+        find_integer(|n| {
+            n.checked_mul(2).is_some_and(|m| m <= d)
+                && !s.exhausted()
+                && try_distance(s, d - 2 * n, above)
+        });
+        let Some((d, above)) = current(s) else { return };
+        find_integer(|n| n <= d && !s.exhausted() && try_distance(s, d - n, above));
+        if current(s) == Some(before) || s.exhausted() {
+            break;
         }
     }
-    // The predicate need not be monotone (e.g. "a multiple of 7"): also try
-    // the few distances just below the one found, smallest first, and again
-    // after each success.
-    while let Some(ChoiceValue::Integer(now)) = s.best.nodes.get(i).map(|n| n.value.clone()) {
-        let distance = now.abs_diff(target);
+    if !s.polish {
+        return;
+    }
+    // Not monotone: a few distances just below the current one, nearest
+    // the target first, again after each success.
+    while let Some((d, above)) = current(s) {
         let mut improved = false;
-        for step in (1..=16u128.min(distance.saturating_sub(1))).rev() {
+        for step in (2..=16u128.min(d)).rev() {
             if s.exhausted() {
                 return;
             }
-            if let Some(candidate) = at(distance - step)
-                && c.permits(candidate)
-                && s.try_set(i, ChoiceValue::Integer(candidate))
-            {
+            if try_distance(s, d - step, above) {
                 improved = true;
                 break;
             }
@@ -204,14 +267,6 @@ fn minimize_integer(s: &mut Shrinker, i: usize) {
         if !improved {
             break;
         }
-    }
-    // Below the simplest value: the value the same distance above is simpler.
-    if let Some(ChoiceValue::Integer(now)) = s.best.nodes.get(i).map(|n| n.value.clone())
-        && now < target
-        && let Some(mirrored) = target.checked_add_unsigned(now.abs_diff(target))
-        && c.permits(mirrored)
-    {
-        s.try_set(i, ChoiceValue::Integer(mirrored));
     }
 }
 
@@ -595,23 +650,30 @@ fn redistribute_pairs(s: &mut Shrinker) {
                         continue;
                     }
                     // Move k from x toward simplest, adding it to y: all of it
-                    // first, then halves.
-                    let direction = if x > ca.simplest() { 1 } else { -1 };
-                    let mut k = (x - ca.simplest()).abs();
-                    while k > 0 && !s.exhausted() {
-                        let nx = x - direction * k;
-                        if let Some(ny) = y.checked_add(direction * k)
-                            && ca.permits(nx)
-                            && cb.permits(ny)
-                        {
-                            let mut candidate = s.best.choices();
-                            candidate[i] = ChoiceValue::Integer(nx);
-                            candidate[j] = ChoiceValue::Integer(ny);
-                            if s.consider(candidate) {
-                                break;
-                            }
+                    // first, else as much as works (small amounts probed first).
+                    let (ca, cb) = (*ca, *cb);
+                    let full = x.abs_diff(ca.simplest());
+                    let shift = |s: &mut Shrinker, k: u128| -> bool {
+                        let (nx, ny) = if x > ca.simplest() {
+                            (x.checked_sub_unsigned(k), y.checked_add_unsigned(k))
+                        } else {
+                            (x.checked_add_unsigned(k), y.checked_sub_unsigned(k))
+                        };
+                        let (Some(nx), Some(ny)) = (nx, ny) else {
+                            return false;
+                        };
+                        if !ca.permits(nx) || !cb.permits(ny) || s.exhausted() {
+                            return false;
                         }
-                        k /= 2;
+                        let mut candidate = s.best.choices();
+                        candidate[i] = ChoiceValue::Integer(nx);
+                        candidate[j] = ChoiceValue::Integer(ny);
+                        s.consider(candidate)
+                    };
+                    // Every probe moves k from the original pair, so the
+                    // successes form a prefix of 1..full.
+                    if !shift(s, full) {
+                        find_integer(|k| k < full && shift(s, k));
                     }
                 }
                 (
