@@ -14,8 +14,15 @@
 use geist::{Settings, TestCase, Transport};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::cell::Cell;
 use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::process::ExitCode;
+
+thread_local! {
+    /// Whether the current test case has written its metrics line.
+    static WRITTEN: Cell<bool> = const { Cell::new(false) };
+}
 
 /// Why a binary could not do its job (printed, then exit status 1).
 #[derive(Debug)]
@@ -117,6 +124,22 @@ pub fn write_metrics<M: Serialize>(metrics: &M) {
     if let Err(e) = written {
         panic!("cannot append to CONFORMANCE_METRICS_FILE={path}: {e}");
     }
+    WRITTEN.with(|w| w.set(true));
+}
+
+/// The suite pairs the client's metrics lines with the server's, one per
+/// test case, and skips the pairs of test cases the server stopped (overruns,
+/// rejections). A test case stopped before it wrote its line still needs
+/// one: an empty object.
+fn with_metrics_line(test: impl FnOnce()) {
+    WRITTEN.with(|w| w.set(false));
+    let outcome = catch_unwind(AssertUnwindSafe(test));
+    if !WRITTEN.with(Cell::get) {
+        write_metrics(&serde_json::Map::new());
+    }
+    if let Err(payload) = outcome {
+        resume_unwind(payload);
+    }
 }
 
 /// Runs `property` with parameters `P` from `argv[1]`. Exit status 0 when
@@ -133,7 +156,9 @@ pub fn run<P: DeserializeOwned>(
             return ExitCode::FAILURE;
         }
     };
-    let result = geist::run_property(&settings(), &mut |tc: &mut TestCase| property(&params, tc));
+    let result = geist::run_property(&settings(), &mut |tc: &mut TestCase| {
+        with_metrics_line(|| property(&params, tc))
+    });
     match (result, expect_failure) {
         (Ok(_), false) => ExitCode::SUCCESS,
         (Err(report), true)
