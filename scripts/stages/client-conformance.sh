@@ -37,7 +37,7 @@ server="$target/debug/geist-server"
 
 echo "-- hegel.conformance against hegel-core $("$hegel" --version)"
 GEIST_SERVER_COMMAND="$hegel" GEIST_CONFORMANCE_BIN_DIR="$target/release" \
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    "$venv/bin/python" -m pytest -v -p no:cacheprovider \
     "$root/scripts/client-conformance/test_client_conformance.py"
 
 for peer in "geist-server:$server" "hegel-core:$hegel"; do
