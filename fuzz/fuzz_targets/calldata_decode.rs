@@ -2,16 +2,27 @@
 //!
 //! Properties: no panic and no runaway allocation on any input; whatever the
 //! decoder accepts is canonical (re-encodes to the same bytes) and survives the
-//! text form; sub-VM and module results built on it never panic either.
+//! text form; the borrowed decoder (`decode_ref`) accepts and refuses exactly
+//! the same inputs, with the same errors and values; sub-VM and module results
+//! built on it never panic either.
 
 #![no_main]
 
-use geist_conformance::calldata::{decode, encode, text};
+use geist_conformance::calldata::{decode, decode_ref, encode, text};
 use geist_conformance::genvm::{ModuleResult, Operation, SubVmResult};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(value) = decode(data) {
+    let owned = decode(data);
+    match (&owned, decode_ref(data)) {
+        (Ok(value), Ok(borrowed)) => {
+            assert!(borrowed == *value, "decode_ref differs");
+            assert_eq!(borrowed.to_value(), *value, "ValueRef::to_value differs");
+        }
+        (Err(a), Err(b)) => assert_eq!(*a, b, "decode_ref refuses differently"),
+        (a, b) => panic!("decode and decode_ref disagree: {a:?} vs {b:?}"),
+    }
+    if let Ok(value) = owned {
         assert_eq!(encode(&value), data, "accepted a non-canonical encoding");
         let printed = text::to_text(&value);
         assert_eq!(

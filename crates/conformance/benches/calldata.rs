@@ -11,7 +11,7 @@
 //! Run: `cargo bench -p geist-conformance --bench calldata`
 
 use geist_conformance::calldata::peer::GenlayerJs;
-use geist_conformance::calldata::{Map, Value, decode, encode_into};
+use geist_conformance::calldata::{Map, Value, decode, decode_ref, encode_into};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -149,6 +149,7 @@ struct Row {
     bytes: usize,
     encode: f64,
     decode: f64,
+    decode_ref: f64,
     peer: Result<(f64, f64), String>,
 }
 
@@ -177,6 +178,13 @@ fn measure(corpus: &'static str, values: &[Value], peer: &mut Result<GenlayerJs,
             black_box(value.ok());
         }
     });
+    let decode_ref = median_rate(bytes, || {
+        for input in &encoded {
+            let value = decode_ref(black_box(input));
+            assert!(value.is_ok(), "bench corpus must decode");
+            black_box(value.ok());
+        }
+    });
     let peer = match peer {
         Ok(peer) => peer
             .bench(&encoded, ROUND_TIME.as_secs_f64() * ROUNDS as f64 / 2.0)
@@ -190,7 +198,26 @@ fn measure(corpus: &'static str, values: &[Value], peer: &mut Result<GenlayerJs,
         bytes,
         encode,
         decode,
+        decode_ref,
         peer,
+    }
+}
+
+/// Profiling mode (`GEIST_CALLDATA_PROFILE=<passes>`, plus
+/// `GEIST_CALLDATA_PROFILE_REF=1` for `decode_ref`): decodes the small nested
+/// corpus that many times, untimed and without the peer, for
+/// `valgrind --tool=callgrind --toggle-collect='*profile_small_decode*'`,
+/// whose instruction counts do not depend on the machine's load.
+#[inline(never)]
+fn profile_small_decode(passes: usize, encoded: &[Vec<u8>], borrowed: bool) {
+    for _ in 0..passes {
+        for input in encoded {
+            if borrowed {
+                black_box(decode_ref(black_box(input)).ok());
+            } else {
+                black_box(decode(black_box(input)).ok());
+            }
+        }
     }
 }
 
@@ -198,6 +225,18 @@ fn main() {
     let mut rng = Rng::new(42);
     let heavy = byte_heavy(&mut rng);
     let small = small_nested(&mut rng);
+    if let Some(passes) = std::env::var("GEIST_CALLDATA_PROFILE")
+        .ok()
+        .and_then(|text| text.parse().ok())
+    {
+        let encoded: Vec<Vec<u8>> = small
+            .iter()
+            .map(geist_conformance::calldata::encode)
+            .collect();
+        let borrowed = std::env::var_os("GEIST_CALLDATA_PROFILE_REF").is_some();
+        profile_small_decode(passes, &encoded, borrowed);
+        return;
+    }
     let mut peer = GenlayerJs::spawn_default().map_err(|e| e.to_string());
     let version = peer
         .as_ref()
@@ -210,21 +249,27 @@ fn main() {
         "Calldata throughput, MB/s of encoded Calldata per CPU-second (median of {ROUNDS} rounds); genlayer-js {version}\n"
     );
     println!(
-        "| corpus | values | bytes | geist encode | geist decode | genlayer-js encode | genlayer-js decode | decode ratio |"
+        "| corpus | values | bytes | geist encode | geist decode (owned `Value`) | geist decode_ref (borrowed `ValueRef`) | genlayer-js encode | genlayer-js decode | decode ratio (owned) | decode_ref ratio |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for row in &rows {
-        let (peer_encode, peer_decode, ratio) = match &row.peer {
+        let (peer_encode, peer_decode, ratio, ratio_ref) = match &row.peer {
             Ok((e, d)) => (
                 format!("{e:.1}"),
                 format!("{d:.1}"),
                 format!("{:.1}x", row.decode / d),
+                format!("{:.1}x", row.decode_ref / d),
             ),
-            Err(_) => ("n/a".to_owned(), "n/a".to_owned(), "n/a".to_owned()),
+            Err(_) => (
+                "n/a".to_owned(),
+                "n/a".to_owned(),
+                "n/a".to_owned(),
+                "n/a".to_owned(),
+            ),
         };
         println!(
-            "| {} | {} | {} | {:.0} | {:.0} | {peer_encode} | {peer_decode} | {ratio} |",
-            row.corpus, row.values, row.bytes, row.encode, row.decode
+            "| {} | {} | {} | {:.0} | {:.0} | {:.0} | {peer_encode} | {peer_decode} | {ratio} | {ratio_ref} |",
+            row.corpus, row.values, row.bytes, row.encode, row.decode, row.decode_ref
         );
     }
     if let Some(Err(reason)) = rows.first().map(|r| &r.peer) {

@@ -1,10 +1,16 @@
 //! Hostile inputs from the issue: each gets a clear error naming offset and rule,
-//! without a panic and without allocating more than the input justifies.
+//! without a panic and without allocating more than the input justifies. The
+//! borrowed decoder (`decode_ref`) must refuse each one with the same error.
 
-use geist_conformance::calldata::{DecodeRule, decode};
+use geist_conformance::calldata::{DecodeRule, decode, decode_ref};
 
 fn refusal(input: &[u8]) -> (usize, DecodeRule) {
     let error = decode(input).expect_err("hostile input accepted");
+    let borrowed = decode_ref(input).expect_err("hostile input accepted by decode_ref");
+    assert_eq!(
+        borrowed, error,
+        "decode_ref refuses {input:02x?} differently"
+    );
     (error.offset, error.rule)
 }
 

@@ -2,13 +2,32 @@
 //!
 //! decode(encode(v)) == v; encode(decode(b)) == b for every b that decodes (one
 //! encoding per value); the decoder never panics on damaged or arbitrary bytes;
-//! the text form and serde round-trip; sub-VM results round-trip.
+//! the text form and serde round-trip; sub-VM results round-trip; the borrowed
+//! decoder (`decode_ref`) accepts and refuses exactly what `decode` does, with
+//! the same errors and values.
 
 use geist::generators as gs;
 use geist::{Settings, TestCase, check};
 use geist_conformance::calldata::generators::{draw_damage, draw_value};
-use geist_conformance::calldata::{self, Value, decode, encode, text};
+use geist_conformance::calldata::{self, DecodeError, Value, decode, decode_ref, encode, text};
 use geist_conformance::genvm::SubVmResult;
+
+/// Runs both decoders on `bytes`, asserts they agree, and returns the owned result.
+fn decode_both(bytes: &[u8]) -> Result<Value, DecodeError> {
+    let owned = decode(bytes);
+    match (&owned, decode_ref(bytes)) {
+        (Ok(value), Ok(borrowed)) => {
+            assert!(
+                borrowed == *value,
+                "decode_ref gives {borrowed:?}, decode {value:?}"
+            );
+            assert_eq!(borrowed.to_value(), *value);
+        }
+        (Err(error), Err(borrowed)) => assert_eq!(borrowed, *error),
+        (owned, borrowed) => panic!("decode gives {owned:?}, decode_ref {borrowed:?}"),
+    }
+    owned
+}
 
 fn settings(seed: u64) -> Settings {
     Settings::new()
@@ -24,7 +43,7 @@ fn decode_inverts_encode() {
         tc.note(format!("value = {}", text::to_text(&value)));
         let bytes = encode(&value);
         tc.note(format!("bytes = {}", hex::encode(&bytes)));
-        assert_eq!(decode(&bytes).as_ref(), Ok(&value));
+        assert_eq!(decode_both(&bytes).as_ref(), Ok(&value));
     });
 }
 
@@ -35,7 +54,7 @@ fn everything_accepted_is_canonical() {
         let damaged = draw_damage(tc, &encode(&value));
         tc.note(format!("input = {}", hex::encode(&damaged)));
         // Never panics; when it accepts, the input was the one canonical form.
-        if let Ok(decoded) = decode(&damaged) {
+        if let Ok(decoded) = decode_both(&damaged) {
             assert_eq!(hex::encode(encode(&decoded)), hex::encode(&damaged));
         }
     });
@@ -45,7 +64,7 @@ fn everything_accepted_is_canonical() {
 fn arbitrary_bytes_never_panic_and_accepted_bytes_are_canonical() {
     check(settings(3), |tc: &mut TestCase| {
         let bytes = tc.draw(gs::binary().max_size(64));
-        if let Ok(decoded) = decode(&bytes) {
+        if let Ok(decoded) = decode_both(&bytes) {
             assert_eq!(encode(&decoded), bytes);
         }
         if let Ok(result) = SubVmResult::decode(&bytes) {

@@ -16,6 +16,7 @@ use super::encode::{
 use super::integer::Integer;
 use super::uleb128::{self, ScanError};
 use super::value::{ADDRESS_LEN, Address, Map, Value};
+use super::value_ref::{MapRef, ValueRef};
 
 /// The nesting limit used by [`decode`]: arrays and maps at most this deep.
 pub const DEFAULT_MAX_DEPTH: usize = 256;
@@ -131,6 +132,138 @@ pub fn decode(input: &[u8]) -> Result<Value, DecodeError> {
 
 /// Decodes one canonical Calldata value with explicit settings.
 pub fn decode_with(input: &[u8], options: &DecodeOptions) -> Result<Value, DecodeError> {
+    read_whole(input, options)
+}
+
+/// Decodes one canonical Calldata value into a [`ValueRef`] that borrows its
+/// strings and byte strings from `input` (no copy, no allocation per string).
+///
+/// It applies exactly the checks of [`decode`]: the same input is accepted or
+/// refused, with the same error, and [`ValueRef::to_value`] gives what
+/// [`decode`] would have.
+pub fn decode_ref(input: &[u8]) -> Result<ValueRef<'_>, DecodeError> {
+    decode_ref_with(input, &DecodeOptions::default())
+}
+
+/// [`decode_ref`] with explicit settings.
+pub fn decode_ref_with<'a>(
+    input: &'a [u8],
+    options: &DecodeOptions,
+) -> Result<ValueRef<'a>, DecodeError> {
+    read_whole(input, options)
+}
+
+/// What the decoder builds as it reads: the owned [`Value`] or the borrowed
+/// [`ValueRef`]. One reader serves both, so both enforce the same rules.
+trait Build<'a>: Sized {
+    /// The map under construction.
+    type Map;
+    fn null() -> Self;
+    fn boolean(value: bool) -> Self;
+    fn address(address: Address) -> Self;
+    fn int(value: Integer) -> Self;
+    fn bytes(bytes: &'a [u8]) -> Self;
+    fn string(text: &'a str) -> Self;
+    fn array(items: Vec<Self>) -> Self;
+    fn map_with_capacity(capacity: usize) -> Self::Map;
+    /// Appends an entry whose key the reader has checked to be greater than the last.
+    fn push_entry(map: &mut Self::Map, key: &'a str, value: Self);
+    fn map(map: Self::Map) -> Self;
+}
+
+impl<'a> Build<'a> for Value {
+    type Map = Map;
+    #[inline]
+    fn null() -> Self {
+        Value::Null
+    }
+    #[inline]
+    fn boolean(value: bool) -> Self {
+        Value::Bool(value)
+    }
+    #[inline]
+    fn address(address: Address) -> Self {
+        Value::Address(address)
+    }
+    #[inline]
+    fn int(value: Integer) -> Self {
+        Value::Int(value)
+    }
+    #[inline]
+    fn bytes(bytes: &'a [u8]) -> Self {
+        Value::Bytes(bytes.to_vec())
+    }
+    #[inline]
+    fn string(text: &'a str) -> Self {
+        Value::Str(text.to_owned())
+    }
+    #[inline]
+    fn array(items: Vec<Self>) -> Self {
+        Value::Array(items)
+    }
+    #[inline]
+    fn map_with_capacity(capacity: usize) -> Map {
+        Map::with_capacity(capacity)
+    }
+    #[inline]
+    fn push_entry(map: &mut Map, key: &'a str, value: Self) {
+        map.push_sorted(key, value);
+    }
+    #[inline]
+    fn map(map: Map) -> Self {
+        Value::Map(map)
+    }
+}
+
+impl<'a> Build<'a> for ValueRef<'a> {
+    type Map = MapRef<'a>;
+    #[inline]
+    fn null() -> Self {
+        ValueRef::Null
+    }
+    #[inline]
+    fn boolean(value: bool) -> Self {
+        ValueRef::Bool(value)
+    }
+    #[inline]
+    fn address(address: Address) -> Self {
+        ValueRef::Address(address)
+    }
+    #[inline]
+    fn int(value: Integer) -> Self {
+        ValueRef::Int(value)
+    }
+    #[inline]
+    fn bytes(bytes: &'a [u8]) -> Self {
+        ValueRef::Bytes(bytes)
+    }
+    #[inline]
+    fn string(text: &'a str) -> Self {
+        ValueRef::Str(text)
+    }
+    #[inline]
+    fn array(items: Vec<Self>) -> Self {
+        ValueRef::Array(items)
+    }
+    #[inline]
+    fn map_with_capacity(capacity: usize) -> MapRef<'a> {
+        MapRef::with_capacity(capacity)
+    }
+    #[inline]
+    fn push_entry(map: &mut MapRef<'a>, key: &'a str, value: Self) {
+        map.push_sorted(key, value);
+    }
+    #[inline]
+    fn map(map: MapRef<'a>) -> Self {
+        ValueRef::Map(map)
+    }
+}
+
+/// Reads one value spanning all of `input`, built as `B`.
+fn read_whole<'a, B: Build<'a>>(
+    input: &'a [u8],
+    options: &DecodeOptions,
+) -> Result<B, DecodeError> {
     if input.is_empty() {
         return Err(DecodeError {
             offset: 0,
@@ -142,7 +275,7 @@ pub fn decode_with(input: &[u8], options: &DecodeOptions) -> Result<Value, Decod
         position: 0,
         max_depth: options.max_depth,
     };
-    let value = reader.value(0).map_err(|e| *e)?;
+    let value = reader.value::<B>(0).map_err(|e| *e)?;
     if reader.position != input.len() {
         return Err(DecodeError {
             offset: reader.position,
@@ -189,19 +322,60 @@ fn key_order_error(offset: usize, previous: &[u8], key: &str) -> Box<DecodeError
     Box::new(DecodeError { offset, rule })
 }
 
+/// Whether `key` sorts strictly after `previous` by UTF-8 bytes. Keys that
+/// differ in their first byte (most neighbours) are settled without a `memcmp` call.
+#[inline(always)]
+fn key_after(previous: &[u8], key: &[u8]) -> bool {
+    match (previous.first(), key.first()) {
+        (Some(p), Some(k)) if p != k => k > p,
+        _ => key > previous,
+    }
+}
+
+/// Strings up to this many bytes take the ASCII fast path of [`utf8`].
+const SHORT_TEXT: usize = 64;
+
+/// Checks that `bytes` are UTF-8, quickly for the short ASCII strings that
+/// make up most keys and strings. On failure, the offset of the first invalid byte.
+#[inline]
+fn utf8(bytes: &[u8]) -> Result<&str, usize> {
+    if bytes.len() <= SHORT_TEXT && bytes.is_ascii() {
+        // SAFETY: every ASCII byte sequence is valid UTF-8. `str::from_utf8`
+        // checks the same, but its set-up costs more than the check itself on
+        // the few-byte keys and strings of typical calldata.
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes).map_err(|e| e.valid_up_to())
+}
+
 impl<'a> Reader<'a> {
     #[cold]
+    #[inline(never)]
     fn error(&self, offset: usize, rule: DecodeRule) -> Box<DecodeError> {
         Box::new(DecodeError { offset, rule })
     }
 
+    #[inline]
     fn remaining(&self) -> usize {
         self.input.len() - self.position
     }
 
-    /// Reads a ULEB128 number that must fit in 64 bits (a length, count or key length).
+    /// Reads a ULEB128 number that must fit in 64 bits (a key length).
     #[inline]
     fn length(&mut self, what: &'static str) -> Step<u64> {
+        let start = self.position;
+        if let Some(&byte) = self.input.get(start)
+            && byte < 0x80
+        {
+            self.position = start + 1;
+            return Ok(u64::from(byte));
+        }
+        self.long_length(what)
+    }
+
+    /// The rest of [`Self::length`]: numbers of two bytes or more, and the errors.
+    #[inline(never)]
+    fn long_length(&mut self, what: &'static str) -> Step<u64> {
         let start = self.position;
         let scanned =
             uleb128::scan(&self.input[start..]).map_err(|e| self.scan_error(start, e, what))?;
@@ -212,6 +386,8 @@ impl<'a> Reader<'a> {
         Ok(value)
     }
 
+    #[cold]
+    #[inline(never)]
     fn scan_error(&self, offset: usize, error: ScanError, what: &'static str) -> Box<DecodeError> {
         match error {
             ScanError::Unterminated => self.error(offset, DecodeRule::UnterminatedUleb { what }),
@@ -222,40 +398,64 @@ impl<'a> Reader<'a> {
     /// Takes `length` bytes, or fails naming what they were for.
     #[inline]
     fn take(&mut self, length: u64, what: &'static str, offset: usize) -> Step<&'a [u8]> {
-        let available = self.remaining();
-        if length > available as u64 {
-            return Err(self.error(
-                offset,
-                DecodeRule::Truncated {
-                    what,
-                    needed: length,
-                    available,
-                },
-            ));
-        }
         let start = self.position;
-        self.position += length as usize;
+        let available = self.input.len() - start;
+        if length > available as u64 {
+            return Err(self.truncated(offset, what, length));
+        }
+        self.position = start + length as usize;
         Ok(&self.input[start..self.position])
     }
 
-    fn value(&mut self, depth: usize) -> Step<Value> {
-        let start = self.position;
+    #[cold]
+    #[inline(never)]
+    fn truncated(&self, offset: usize, what: &'static str, needed: u64) -> Box<DecodeError> {
+        self.error(
+            offset,
+            DecodeRule::Truncated {
+                what,
+                needed,
+                available: self.remaining(),
+            },
+        )
+    }
+
+    /// Reads a value head of more than one byte: `Some(head)` when it fits in
+    /// 64 bits, `None` (position past it) for a longer one.
+    #[inline(never)]
+    fn long_head(&mut self, start: usize) -> Step<Option<u64>> {
+        // Two- and three-byte heads (integers up to 2^18, lengths up to 2^18)
+        // are read here; a zero final byte is not minimal and goes to `scan`,
+        // which reports it.
+        match self.input.get(start..) {
+            Some(&[b0, b1, ..]) if b0 >= 0x80 && b1 < 0x80 && b1 != 0 => {
+                self.position = start + 2;
+                return Ok(Some(u64::from(b0 & 0x7f) | u64::from(b1) << 7));
+            }
+            Some(&[b0, b1, b2, ..]) if b0 >= 0x80 && b1 >= 0x80 && b2 < 0x80 && b2 != 0 => {
+                self.position = start + 3;
+                return Ok(Some(
+                    u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14,
+                ));
+            }
+            _ => {}
+        }
         let scanned = uleb128::scan(&self.input[start..])
             .map_err(|e| self.scan_error(start, e, "value head"))?;
-        self.position += scanned.bytes.len();
-        let tag = scanned.bytes[0] & ((1 << TYPE_BITS) - 1);
-        if tag == TYPE_POSITIVE_INT || tag == TYPE_NEGATIVE_INT {
-            let negative = tag == TYPE_NEGATIVE_INT;
-            return Ok(Value::Int(match scanned.small {
-                Some(head) => {
-                    // At most 61 bits of payload: fits in i64 either way.
-                    let payload = (head >> TYPE_BITS) as i64;
-                    Integer::from(if negative { -payload - 1 } else { payload })
-                }
-                None => big_integer(scanned.bytes, negative),
-            }));
-        }
+        self.position = start + scanned.bytes.len();
+        Ok(scanned.small)
+    }
+
+    /// A head over 64 bits: a big integer, or an error for every other type.
+    #[cold]
+    #[inline(never)]
+    fn wide_head<B: Build<'a>>(&self, start: usize) -> Step<B> {
+        let bytes = &self.input[start..self.position];
+        let tag = bytes[0] & ((1 << TYPE_BITS) - 1);
         let what = match tag {
+            TYPE_POSITIVE_INT | TYPE_NEGATIVE_INT => {
+                return Ok(B::int(big_integer(bytes, tag == TYPE_NEGATIVE_INT)));
+            }
             TYPE_SPECIAL => "special value id",
             TYPE_BYTES => "bytes length",
             TYPE_STR => "string length",
@@ -263,55 +463,78 @@ impl<'a> Reader<'a> {
             TYPE_MAP => "map length",
             _ => return Err(self.error(start, DecodeRule::ReservedType)),
         };
-        let Some(head) = scanned.small else {
-            return Err(self.error(start, DecodeRule::LengthOverflow { what }));
+        Err(self.error(start, DecodeRule::LengthOverflow { what }))
+    }
+
+    /// Reads one value. Inlined into the array and map loops, so scalars (most
+    /// values) cost no call; only containers recurse, through [`Self::array`]
+    /// and [`Self::map`].
+    #[inline(always)]
+    fn value<B: Build<'a>>(&mut self, depth: usize) -> Step<B> {
+        let start = self.position;
+        let head = match self.input.get(start) {
+            Some(&byte) if byte < 0x80 => {
+                self.position = start + 1;
+                u64::from(byte)
+            }
+            _ => match self.long_head(start)? {
+                Some(head) => head,
+                None => return self.wide_head(start),
+            },
         };
         let payload = head >> TYPE_BITS;
-        match tag {
+        match (head as u8) & ((1 << TYPE_BITS) - 1) {
+            // At most 61 bits of payload: fits in i64 either way.
+            TYPE_POSITIVE_INT => Ok(B::int(Integer::from(payload as i64))),
+            TYPE_NEGATIVE_INT => Ok(B::int(Integer::from(-(payload as i64) - 1))),
             TYPE_SPECIAL => match payload {
-                SPECIAL_NULL => Ok(Value::Null),
-                SPECIAL_FALSE => Ok(Value::Bool(false)),
-                SPECIAL_TRUE => Ok(Value::Bool(true)),
-                SPECIAL_ADDRESS => {
-                    let bytes = self.take(ADDRESS_LEN as u64, "an address", start)?;
-                    let mut address = [0u8; ADDRESS_LEN];
-                    address.copy_from_slice(bytes);
-                    Ok(Value::Address(Address(address)))
-                }
-                id => Err(self.error(start, DecodeRule::UnknownSpecial { id })),
+                SPECIAL_NULL => Ok(B::null()),
+                SPECIAL_FALSE => Ok(B::boolean(false)),
+                SPECIAL_TRUE => Ok(B::boolean(true)),
+                _ => self.special(payload, start),
             },
-            TYPE_BYTES => Ok(Value::Bytes(
-                self.take(payload, "a byte string", start)?.to_vec(),
-            )),
+            TYPE_BYTES => Ok(B::bytes(self.take(payload, "a byte string", start)?)),
             TYPE_STR => {
                 let bytes = self.take(payload, "a string", start)?;
-                let text = std::str::from_utf8(bytes).map_err(|e| {
+                let text = utf8(bytes).map_err(|valid| {
                     self.error(
-                        self.position - bytes.len() + e.valid_up_to(),
+                        self.position - bytes.len() + valid,
                         DecodeRule::InvalidUtf8 { what: "string" },
                     )
                 })?;
-                Ok(Value::Str(text.to_owned()))
+                Ok(B::string(text))
             }
-            TYPE_ARRAY => {
-                let depth = self.enter(depth, start)?;
-                // Every element takes at least one byte.
-                self.check_count(payload, 1, "an array", start)?;
-                let mut items = Vec::with_capacity(payload as usize);
-                for _ in 0..payload {
-                    items.push(self.value(depth)?);
-                }
-                Ok(Value::Array(items))
-            }
-            _ => {
-                let depth = self.enter(depth, start)?;
-                // Every entry takes at least two bytes: a key length and a value.
-                self.check_count(payload, 2, "a map", start)?;
-                self.map(payload, depth)
-            }
+            TYPE_ARRAY => self.array(payload, depth, start),
+            TYPE_MAP => self.map(payload, depth, start),
+            _ => Err(self.error(start, DecodeRule::ReservedType)),
         }
     }
 
+    /// Special values other than null and booleans: an address, or an error.
+    #[inline(never)]
+    fn special<B: Build<'a>>(&mut self, id: u64, start: usize) -> Step<B> {
+        if id != SPECIAL_ADDRESS {
+            return Err(self.error(start, DecodeRule::UnknownSpecial { id }));
+        }
+        let bytes = self.take(ADDRESS_LEN as u64, "an address", start)?;
+        let mut address = [0u8; ADDRESS_LEN];
+        address.copy_from_slice(bytes);
+        Ok(B::address(Address(address)))
+    }
+
+    #[inline(never)]
+    fn array<B: Build<'a>>(&mut self, count: u64, depth: usize, start: usize) -> Step<B> {
+        let depth = self.enter(depth, start)?;
+        // Every element takes at least one byte.
+        self.check_count(count, 1, "an array", start)?;
+        let mut items = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            items.push(self.value::<B>(depth)?);
+        }
+        Ok(B::array(items))
+    }
+
+    #[inline]
     fn enter(&self, depth: usize, offset: usize) -> Step<usize> {
         if depth >= self.max_depth {
             return Err(self.error(
@@ -324,6 +547,7 @@ impl<'a> Reader<'a> {
         Ok(depth + 1)
     }
 
+    #[inline]
     fn check_count(
         &self,
         count: u64,
@@ -332,43 +556,38 @@ impl<'a> Reader<'a> {
         offset: usize,
     ) -> Step<()> {
         let needed = count.saturating_mul(min_size);
-        let available = self.remaining();
-        if needed > available as u64 {
-            return Err(self.error(
-                offset,
-                DecodeRule::Truncated {
-                    what,
-                    needed,
-                    available,
-                },
-            ));
+        if needed > self.remaining() as u64 {
+            return Err(self.truncated(offset, what, needed));
         }
         Ok(())
     }
 
-    fn map(&mut self, count: u64, depth: usize) -> Step<Value> {
-        let mut map = Map::with_capacity(count as usize);
-        let mut previous: Option<&'a [u8]> = None;
-        for _ in 0..count {
+    #[inline(never)]
+    fn map<B: Build<'a>>(&mut self, count: u64, depth: usize, start: usize) -> Step<B> {
+        let depth = self.enter(depth, start)?;
+        // Every entry takes at least two bytes: a key length and a value.
+        self.check_count(count, 2, "a map", start)?;
+        let mut map = B::map_with_capacity(count as usize);
+        let mut previous: &'a [u8] = &[];
+        for index in 0..count {
             let key_start = self.position;
             let key_length = self.length("map key length")?;
             let key = self.take(key_length, "a map key", key_start)?;
-            let key_text = std::str::from_utf8(key).map_err(|e| {
+            let key_text = utf8(key).map_err(|valid| {
                 self.error(
-                    self.position - key.len() + e.valid_up_to(),
+                    self.position - key.len() + valid,
                     DecodeRule::InvalidUtf8 { what: "map key" },
                 )
             })?;
-            if let Some(previous) = previous
-                && previous >= key
-            {
+            // The first key only has to exist; every later one must be greater.
+            if index > 0 && !key_after(previous, key) {
                 return Err(key_order_error(key_start, previous, key_text));
             }
-            previous = Some(key);
-            let value = self.value(depth)?;
-            map.push_sorted(key_text, value);
+            previous = key;
+            let value = self.value::<B>(depth)?;
+            B::push_entry(&mut map, key_text, value);
         }
-        Ok(Value::Map(map))
+        Ok(B::map(map))
     }
 }
 

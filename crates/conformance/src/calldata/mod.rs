@@ -8,7 +8,8 @@
 //!
 //! Consensus hashes cover encoded values, so this pack insists on one encoding
 //! per value: [`encode`] writes the canonical form and [`decode`] refuses every
-//! other one, naming the byte offset and the rule broken.
+//! other one, naming the byte offset and the rule broken; [`decode_ref`] applies
+//! the same rules but borrows strings and byte strings from the input.
 //!
 //! Around the codec: [`text`] is a human-readable form (for the CLI and error
 //! reports), [`typed_json`] the typed JSON notation of the shared vectors file,
@@ -27,11 +28,16 @@ pub mod text;
 pub mod typed_json;
 mod uleb128;
 mod value;
+mod value_ref;
 pub mod vectors;
 
 pub use de::{from_bytes, from_value};
-pub use decode::{DEFAULT_MAX_DEPTH, DecodeError, DecodeOptions, DecodeRule, decode, decode_with};
+pub use decode::{
+    DEFAULT_MAX_DEPTH, DecodeError, DecodeOptions, DecodeRule, decode, decode_ref, decode_ref_with,
+    decode_with,
+};
 pub use encode::{encode, encode_into};
 pub use integer::{Integer, ParseIntegerError};
 pub use ser::{SerdeError, to_bytes, to_value};
 pub use value::{ADDRESS_LEN, Address, Map, MapIntoIter, Value};
+pub use value_ref::{MapRef, ValueRef};

@@ -71,6 +71,28 @@ pub(crate) fn scan(input: &[u8]) -> Result<Scanned<'_>, ScanError> {
 /// The rest of [`scan`]: numbers of two bytes or more, and the errors.
 #[inline(never)]
 fn scan_long(input: &[u8]) -> Result<Scanned<'_>, ScanError> {
+    // Up to 9 bytes (63 bits) widen as they are read: every length and almost
+    // every integer head. Longer numbers and errors take the general path.
+    let mut value = 0u64;
+    for (index, &byte) in input.iter().take(9).enumerate() {
+        value |= u64::from(byte & 0x7f) << (7 * index);
+        if byte < 0x80 {
+            if byte == 0 && index > 0 {
+                return Err(ScanError::NonMinimal);
+            }
+            return Ok(Scanned {
+                bytes: &input[..=index],
+                small: Some(value),
+            });
+        }
+    }
+    scan_wide(input)
+}
+
+/// Numbers of ten bytes or more, and unterminated input.
+#[cold]
+#[inline(never)]
+fn scan_wide(input: &[u8]) -> Result<Scanned<'_>, ScanError> {
     let Some(end) = input.iter().position(|&byte| byte < 0x80) else {
         return Err(ScanError::Unterminated);
     };

@@ -159,6 +159,7 @@ enum Key {
 }
 
 impl Key {
+    #[inline(always)]
     fn new(text: &str) -> Key {
         if text.len() <= INLINE_KEY_LEN {
             let mut bytes = [0u8; INLINE_KEY_LEN];
@@ -168,8 +169,15 @@ impl Key {
                 bytes,
             }
         } else {
-            Key::Heap(text.into())
+            Key::heap(text)
         }
+    }
+
+    /// A key too long to store inline; rare, so kept out of the decoder's loop.
+    #[cold]
+    #[inline(never)]
+    fn heap(text: &str) -> Key {
+        Key::Heap(text.into())
     }
 
     fn from_string(text: String) -> Key {
@@ -228,7 +236,8 @@ impl Map {
 
     /// Appends an entry whose key is known to sort after every key already present.
     ///
-    /// Only the decoder uses this, after it has checked the order itself.
+    /// Only the decoders use this, after they have checked the order themselves.
+    #[inline(always)]
     pub(crate) fn push_sorted(&mut self, key: &str, value: Value) {
         debug_assert!(
             self.entries

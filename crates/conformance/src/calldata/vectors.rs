@@ -3,11 +3,12 @@
 //! The file has `valid` cases (a typed JSON `value` and its exact `hex`) and
 //! `invalid` cases (a `hex` input and `why` it must be refused). A valid case
 //! passes when the value encodes to exactly the hex, the hex decodes back to the
-//! value and the text form round-trips; an invalid case passes when the strict
-//! decoder refuses the input. A malformed case fails on its own with a message
+//! value (with both the owned and the borrowed decoder) and the text form
+//! round-trips; an invalid case passes when the strict decoder refuses the
+//! input, and the borrowed decoder refuses it with the same error. A malformed case fails on its own with a message
 //! naming its JSON path; it never stops the run.
 
-use super::decode::decode;
+use super::decode::{decode, decode_ref};
 use super::encode::encode;
 use super::text::{parse_text, to_text};
 use super::typed_json::from_typed_json;
@@ -150,6 +151,17 @@ fn run_valid(case: &Json, path: &str) -> Result<String, String> {
             to_text(&value)
         ));
     }
+    match decode_ref(&expected) {
+        Ok(borrowed) if borrowed == value => {}
+        Ok(borrowed) => {
+            return Err(format!(
+                "decode_ref gives {} but the vector says {}",
+                to_text(&borrowed.to_value()),
+                to_text(&value)
+            ));
+        }
+        Err(e) => return Err(format!("decode_ref refuses the vector's bytes: {e}")),
+    }
     let text = to_text(&value);
     match parse_text(&text) {
         Ok(reparsed) if reparsed == value => Ok(text),
@@ -171,7 +183,16 @@ fn run_invalid(case: &Json, path: &str) -> Result<String, String> {
                 .and_then(Json::as_str)
                 .unwrap_or("no reason given")
         )),
-        Err(error) => Ok(error.to_string()),
+        Err(error) => match decode_ref(&input) {
+            Err(borrowed) if borrowed == error => Ok(error.to_string()),
+            Err(borrowed) => Err(format!(
+                "decode refuses with \"{error}\" but decode_ref with \"{borrowed}\""
+            )),
+            Ok(value) => Err(format!(
+                "decode refuses ({error}) but decode_ref accepts it as {}",
+                to_text(&value.to_value())
+            )),
+        },
     }
 }
 
