@@ -2,8 +2,9 @@
 # The geist client over the wire (issue 4):
 #   1. hegel-core's own client conformance suite (hegel.conformance, PyPI
 #      hegel-core 0.9.0) against binaries built from crates/client-conformance;
-#   2. the client's property suite (crates/client/tests/properties.rs) and its
-#      wire tests over the wire against geist-server, then against hegel-core.
+#   2. the client's property suite (crates/client/tests/properties.rs, plus
+#      its generator, shrinking, stateful and macro tests where the peer's
+#      behaviour allows) over the wire against geist-server, then hegel-core.
 # Everything it needs is installed here, pinned, into target/ (a virtualenv).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -40,12 +41,20 @@ GEIST_SERVER_COMMAND="$hegel" GEIST_CONFORMANCE_BIN_DIR="$target/release" \
     "$venv/bin/python" -m pytest -v -p no:cacheprovider \
     "$root/scripts/client-conformance/test_client_conformance.py"
 
-for peer in "geist-server:$server" "hegel-core:$hegel"; do
+# Against geist-server the client's generator and shrinking tests run over the
+# wire too (same engine, same minimal examples). Against hegel-core only the
+# suites whose expectations hold for Hypothesis: it shrinks `x % 7 == 0` in
+# 10..=1000 to 21 (geist: 14), and its domains() may be a bare TLD.
+for peer in "geist-server:$server:properties shrinking generators stateful macros" \
+    "hegel-core:$hegel:properties stateful macros"; do
     name="${peer%%:*}"
-    command="${peer#*:}"
-    echo "-- the client's property suite over the wire against $name"
+    rest="${peer#*:}"
+    command="${rest%%:*}"
+    tests=()
+    for t in ${rest#*:}; do tests+=(--test "$t"); done
+    echo "-- the client's tests over the wire against $name: ${rest#*:}"
     GEIST_SERVER_COMMAND="$command" GEIST_DATABASE=none \
-        cargo test --locked -p geist --test properties -- --test-threads 2
+        cargo test --locked -p geist "${tests[@]}" -- --test-threads 2
 done
 
 echo "client-conformance: done in $(( $(date +%s) - started )) s"

@@ -136,10 +136,12 @@ fn formats_are_well_formed() {
         let email = tc.draw(gs::emails());
         let date = tc.draw(gs::dates());
         let ip = tc.draw(gs::ip_addresses().version(4));
+        let any_ip = tc.draw(gs::ip_addresses());
         let uuid = tc.draw(gs::uuids());
         assert!(email.contains('@'));
         assert_eq!(date.len(), 10);
         assert_eq!(ip.split('.').count(), 4);
+        assert!(any_ip.parse::<std::net::IpAddr>().is_ok(), "{any_ip}");
         assert_eq!(uuid.len(), 36);
     });
 }
