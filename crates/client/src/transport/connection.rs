@@ -14,8 +14,8 @@ use geist_wire::{
     HANDSHAKE_REQUEST, MessageCounter, Packet, PacketReader, ReadError, StreamIdAllocator,
 };
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::{BufRead, Read, Write};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -85,7 +85,7 @@ struct Routes {
 
 /// A live connection to one server process.
 pub(crate) struct Connection {
-    writer: Mutex<ChildStdin>,
+    writer: Mutex<Box<dyn Write + Send>>,
     routes: Mutex<Routes>,
     /// The control stream (0), shared by every run starting on this connection.
     control: Mutex<Option<StreamHandle>>,
@@ -94,7 +94,8 @@ pub(crate) struct Connection {
     version: OnceLock<ProtocolVersion>,
     /// The longest wait for any packet.
     pub(crate) timeout: Duration,
-    child: Mutex<Child>,
+    /// The server process (none for a connection over given streams).
+    child: Mutex<Option<Child>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// The command line, for messages.
     pub(crate) command: String,
@@ -161,12 +162,32 @@ impl Connection {
                 message: format!("cannot start the stderr reader: {e}"),
             })?;
 
+        Connection::open(
+            Box::new(stdin),
+            Box::new(stdout),
+            Some(child),
+            stderr_tail,
+            display,
+            command.timeout,
+        )
+    }
+
+    /// A connection over the given byte streams (`child` is the server
+    /// process behind them, if any): starts the reader and handshakes.
+    pub(crate) fn open(
+        writer: Box<dyn Write + Send>,
+        reader: Box<dyn Read + Send>,
+        child: Option<Child>,
+        stderr_tail: Arc<Mutex<VecDeque<String>>>,
+        display: String,
+        timeout: Duration,
+    ) -> Result<Arc<Connection>, WireError> {
         // The control stream is routed before anything is sent.
         let (control_tx, control_rx) = mpsc::channel();
         let mut streams = HashMap::new();
         streams.insert(0, control_tx);
         let connection = Arc::new(Connection {
-            writer: Mutex::new(stdin),
+            writer: Mutex::new(writer),
             routes: Mutex::new(Routes {
                 streams,
                 ended: None,
@@ -174,12 +195,12 @@ impl Connection {
             control: Mutex::new(None),
             client_streams: StreamIdAllocator::client(),
             version: OnceLock::new(),
-            timeout: command.timeout,
+            timeout,
             child: Mutex::new(child),
             stderr_tail,
             command: display,
         });
-        Connection::start_reader(&connection, stdout);
+        Connection::start_reader(&connection, reader);
         let control = StreamHandle {
             id: 0,
             receiver: control_rx,
@@ -215,12 +236,12 @@ impl Connection {
     }
 
     /// Starts the thread that routes the server's packets to streams.
-    fn start_reader(connection: &Arc<Connection>, stdout: std::process::ChildStdout) {
+    fn start_reader(connection: &Arc<Connection>, input: Box<dyn Read + Send>) {
         let weak = Arc::downgrade(connection);
         let _ = std::thread::Builder::new()
             .name("geist-server-reader".into())
             .spawn(move || {
-                let mut reader = PacketReader::new(stdout);
+                let mut reader = PacketReader::new(input);
                 let reason = loop {
                     match reader.read_packet() {
                         Ok(Some(packet)) => {
@@ -267,9 +288,10 @@ impl Connection {
     }
 
     fn kill(&self) {
-        let mut child = lock(&self.child);
-        let _ = child.kill();
-        let _ = child.wait();
+        if let Some(child) = lock(&self.child).as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// The exit status and last stderr lines of the server, for messages.
@@ -281,9 +303,9 @@ impl Connection {
         // Give a dying process a moment to be reaped, so the status is known.
         let deadline = Instant::now() + Duration::from_millis(200);
         let status = loop {
-            match lock(&self.child).try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() < deadline => {
+            match lock(&self.child).as_mut().map(Child::try_wait) {
+                Some(Ok(Some(status))) => break Some(status),
+                Some(Ok(None)) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(5))
                 }
                 _ => break None,
@@ -357,11 +379,12 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         // Closing stdin asks the server to exit; kill it if it lingers.
-        let mut child = lock(&self.child);
-        if let Ok(None) = child.try_wait() {
-            let _ = child.kill();
+        if let Some(child) = lock(&self.child).as_mut() {
+            if let Ok(None) = child.try_wait() {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
         }
-        let _ = child.wait();
     }
 }
 

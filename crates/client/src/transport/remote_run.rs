@@ -17,17 +17,14 @@ use crate::settings::{Settings, Verbosity};
 use crate::test_case::{RemoteFailure, StopSignal, TestCase, UsageError};
 use geist_wire::cbor::{self, Value as Cbor};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 /// The `run_test` request for `settings`.
-fn run_test_message(settings: &Settings, seed: u64, command: &ServerCommand, stream: u32) -> Cbor {
+fn run_test_message(settings: &Settings, seed: u64, server_name: &str, stream: u32) -> Cbor {
     // Each server keeps its examples in its own format: under a directory of
     // its own, so they never meet the in-process database's files.
     let database = match (&settings.database, &settings.name) {
-        (Some(path), Some(_)) => Cbor::Text(
-            path.join(command.program_name())
-                .to_string_lossy()
-                .into_owned(),
-        ),
+        (Some(path), Some(_)) => Cbor::Text(path.join(server_name).to_string_lossy().into_owned()),
         _ => Cbor::Null,
     };
     let key = settings
@@ -118,6 +115,24 @@ pub(crate) fn run_remote(
     command: &ServerCommand,
     test: &mut dyn FnMut(&mut TestCase),
 ) -> Result<RunSummary, String> {
+    let what = settings
+        .name
+        .as_deref()
+        .map(|n| format!("property {n}"))
+        .unwrap_or("the property".into());
+    let connection = Connection::shared(command)
+        .map_err(|e| format!("geist: {what} could not run over the wire: {e}"))?;
+    run_on(&connection, settings, &command.program_name(), test)
+}
+
+/// Runs `test` as one `run_test` on `connection`; `server_name` names the
+/// server's example database directory.
+pub(crate) fn run_on(
+    connection: &Arc<Connection>,
+    settings: &Settings,
+    server_name: &str,
+    test: &mut dyn FnMut(&mut TestCase),
+) -> Result<RunSummary, String> {
     let seed = settings.effective_seed();
     let name = settings.name.as_deref();
     let what = name
@@ -125,12 +140,11 @@ pub(crate) fn run_remote(
         .unwrap_or("the property".into());
     let transport_failure =
         |e: WireError| format!("geist: {what} could not run over the wire: {e}");
-    let connection = Connection::shared(command).map_err(transport_failure)?;
     let run_stream = connection.new_client_stream().map_err(transport_failure)?;
     connection
         .control_request(
             "run_test",
-            &run_test_message(settings, seed, command, run_stream.id),
+            &run_test_message(settings, seed, server_name, run_stream.id),
         )
         .map_err(transport_failure)?;
     if settings.verbosity >= Verbosity::Debug {
@@ -358,3 +372,7 @@ fn report(
     }
     Ok(summary)
 }
+
+#[cfg(test)]
+#[path = "remote_run_tests.rs"]
+mod tests;

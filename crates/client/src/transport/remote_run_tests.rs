@@ -1,0 +1,376 @@
+//! The client's side of the protocol against a scripted server on pipes:
+//! the exact commands and statuses it sends, what it does on `StopTest`,
+//! and how it refuses replies that are not what it asked for.
+
+use super::*;
+use crate::generators as gs;
+use crate::transport::connection::ProtocolVersion;
+use geist_wire::PacketReader;
+use geist_wire::{HANDSHAKE_REQUEST, Packet};
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The server's end of the pipes, with helpers to follow a script.
+struct Script {
+    input: PacketReader<std::io::PipeReader>,
+    output: std::io::PipeWriter,
+    next_id: u32,
+}
+
+impl Script {
+    fn next(&mut self) -> Packet {
+        match self.input.read_packet() {
+            Ok(Some(p)) => p,
+            other => panic!("the client hung up: {other:?}"),
+        }
+    }
+
+    fn send(&mut self, packet: Packet) {
+        self.output
+            .write_all(&packet.to_bytes())
+            .expect("the client reads");
+    }
+
+    /// The next request, which must be on `stream` (stream closes skipped).
+    fn request_on(&mut self, stream: u32) -> (u32, Cbor) {
+        loop {
+            let p = self.next();
+            if p.is_stream_close() || p.is_reply {
+                continue;
+            }
+            assert_eq!(p.stream_id, stream, "a request on the wrong stream");
+            let message = cbor::decode(&p.payload).expect("CBOR");
+            return (p.message_id, message);
+        }
+    }
+
+    fn reply(&mut self, stream: u32, id: u32, result: Cbor) {
+        let payload = cbor::encode(&cbor::text_map([("result", result)]));
+        self.send(Packet::reply(stream, id, payload));
+    }
+
+    fn reply_error(&mut self, stream: u32, id: u32, error: &str, error_type: &str) {
+        let payload = cbor::encode(&cbor::text_map([
+            ("error", Cbor::Text(error.into())),
+            ("type", Cbor::Text(error_type.into())),
+        ]));
+        self.send(Packet::reply(stream, id, payload));
+    }
+
+    /// Sends an event on `stream` and waits for the client's reply to it.
+    fn event(&mut self, stream: u32, entries: Vec<(&str, Cbor)>) {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(Packet::request(
+            stream,
+            id,
+            cbor::encode(&cbor::text_map(entries)),
+        ));
+        loop {
+            let p = self.next();
+            if p.is_stream_close() {
+                continue;
+            }
+            assert!(
+                p.is_reply && p.stream_id == stream && p.message_id == id,
+                "expected the reply to event {id} on stream {stream}, got {p:?}"
+            );
+            return;
+        }
+    }
+
+    /// Accepts `run_test` and returns its stream and message.
+    fn run_test(&mut self) -> (u32, Cbor) {
+        let (id, message) = self.request_on(0);
+        assert_eq!(
+            cbor::map_get(&message, "command").and_then(cbor::as_text),
+            Some("run_test")
+        );
+        self.reply(0, id, Cbor::Bool(true));
+        let stream = cbor::map_get(&message, "stream_id")
+            .and_then(cbor::as_i128)
+            .expect("a stream id") as u32;
+        (stream, message)
+    }
+
+    fn test_case(&mut self, run: u32, case: u32, is_final: bool) {
+        self.event(
+            run,
+            vec![
+                ("event", Cbor::Text("test_case".into())),
+                ("stream_id", cbor::integer(i128::from(case))),
+                ("is_final", Cbor::Bool(is_final)),
+            ],
+        );
+    }
+
+    fn test_done(&mut self, run: u32, passed: bool, interesting: i128) {
+        self.event(
+            run,
+            vec![
+                ("event", Cbor::Text("test_done".into())),
+                (
+                    "results",
+                    cbor::text_map([
+                        ("passed", Cbor::Bool(passed)),
+                        ("test_cases", cbor::integer(3)),
+                        ("valid_test_cases", cbor::integer(1)),
+                        ("invalid_test_cases", cbor::integer(1)),
+                        ("interesting_test_cases", cbor::integer(interesting)),
+                    ]),
+                ),
+            ],
+        );
+    }
+
+    /// Answers one `generate` on `case` with `value`; returns the schema.
+    fn generate(&mut self, case: u32, value: Cbor) -> Cbor {
+        let (id, message) = self.request_on(case);
+        assert_eq!(command(&message), "generate", "{message:?}");
+        self.reply(case, id, value);
+        cbor::map_get(&message, "schema")
+            .cloned()
+            .expect("a schema")
+    }
+
+    /// Answers `mark_complete` on `case`; returns its status and origin.
+    fn mark_complete(&mut self, case: u32) -> (String, Option<String>) {
+        let (id, message) = self.request_on(case);
+        assert_eq!(command(&message), "mark_complete", "{message:?}");
+        self.reply(case, id, Cbor::Null);
+        let text = |k| {
+            cbor::map_get(&message, k)
+                .and_then(cbor::as_text)
+                .map(str::to_string)
+        };
+        (text("status").unwrap_or_default(), text("origin"))
+    }
+}
+
+fn command(message: &Cbor) -> &str {
+    cbor::map_get(message, "command")
+        .and_then(cbor::as_text)
+        .unwrap_or("")
+}
+
+/// A connection to a scripted server announcing `version`; the script runs
+/// on its own thread after the handshake.
+fn scripted(
+    version: &str,
+    script: impl FnOnce(&mut Script) + Send + 'static,
+) -> (
+    Result<Arc<Connection>, WireError>,
+    std::thread::JoinHandle<()>,
+) {
+    let (client_reads, server_writes) = std::io::pipe().expect("a pipe");
+    let (server_reads, client_writes) = std::io::pipe().expect("a pipe");
+    let reply = format!("Hegel/{version}").into_bytes();
+    let server = std::thread::spawn(move || {
+        let mut s = Script {
+            input: PacketReader::new(server_reads),
+            output: server_writes,
+            next_id: 0,
+        };
+        let hello = s.next();
+        assert_eq!(hello.payload, HANDSHAKE_REQUEST);
+        s.send(Packet::reply(0, hello.message_id, reply));
+        script(&mut s);
+    });
+    let connection = Connection::open(
+        Box::new(client_writes),
+        Box::new(client_reads),
+        None,
+        Arc::new(Mutex::new(VecDeque::new())),
+        "scripted server".into(),
+        Duration::from_secs(5),
+    );
+    (connection, server)
+}
+
+fn settings() -> Settings {
+    Settings::new()
+        .seed(Some(3))
+        .test_cases(3)
+        .database(None::<&str>)
+        .name("scripted")
+}
+
+#[test]
+fn statuses_origins_and_the_final_replay_follow_the_protocol() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let (connection, server) = scripted("0.16", move |s| {
+        let (run, message) = s.run_test();
+        let field = |k| cbor::map_get(&message, k).cloned();
+        assert_eq!(field("seed"), Some(cbor::integer(3)));
+        assert_eq!(field("test_cases"), Some(cbor::integer(3)));
+        assert_eq!(field("database"), Some(Cbor::Null));
+        assert_eq!(
+            field("database_key"),
+            Some(Cbor::Bytes(b"scripted".to_vec()))
+        );
+        for (case, value) in [(2u32, 5), (4, 3), (6, 7)] {
+            s.test_case(run, case, false);
+            let schema = s.generate(case, cbor::integer(value));
+            assert_eq!(
+                cbor::map_get(&schema, "max_value"),
+                Some(&cbor::integer(100))
+            );
+            log.lock().unwrap().push(s.mark_complete(case));
+        }
+        s.test_done(run, false, 1);
+        s.test_case(run, 8, true);
+        s.generate(8, cbor::integer(7));
+        log.lock().unwrap().push(s.mark_complete(8));
+    });
+    let connection = connection.expect("the handshake succeeds");
+    assert_eq!(connection.version().minor, 16);
+    let report = run_on(
+        &connection,
+        &settings(),
+        "scripted",
+        &mut |tc: &mut TestCase| {
+            let n = tc.draw(gs::integers::<u8>().max_value(100));
+            tc.assume(n != 3);
+            assert!(n != 7, "seven");
+        },
+    )
+    .expect_err("the scripted run fails");
+    server.join().expect("the script ran to its end");
+    assert!(
+        report.contains("Minimal failing example:\n  draw 1 = 7\n"),
+        "{report}"
+    );
+    assert!(report.contains("seven"), "{report}");
+    let seen = seen.lock().unwrap();
+    let statuses: Vec<&str> = seen.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(statuses, ["VALID", "INVALID", "INTERESTING", "INTERESTING"]);
+    let origin = seen[2].1.as_deref().expect("an origin for a failure");
+    assert!(origin.contains("remote_run_tests.rs:"), "{origin}");
+    assert_eq!(seen[2].1, seen[3].1, "the replay has the same origin");
+}
+
+#[test]
+fn after_stop_test_nothing_more_is_sent_on_the_test_case() {
+    let (connection, server) = scripted("0.15", |s| {
+        let (run, _) = s.run_test();
+        s.test_case(run, 2, false);
+        let (id, message) = s.request_on(2);
+        assert_eq!(command(&message), "new_collection");
+        s.reply(2, id, cbor::integer(0));
+        let (id, message) = s.request_on(2);
+        assert_eq!(command(&message), "start_span");
+        s.reply(2, id, Cbor::Null);
+        let (id, message) = s.request_on(2);
+        assert_eq!(command(&message), "collection_more");
+        s.reply_error(2, id, "StopTest", "StopTest");
+        // Were the client to send mark_complete (or anything) on stream 2,
+        // the next packet would not be the reply to test_done.
+        s.test_done(run, true, 0);
+    });
+    let connection = connection.expect("the handshake succeeds");
+    let summary = run_on(
+        &connection,
+        &settings(),
+        "scripted",
+        &mut |tc: &mut TestCase| {
+            let _ = tc.draw(gs::vecs(gs::booleans()));
+            panic!("the test case should have stopped");
+        },
+    )
+    .expect("a stopped test case is not a failure");
+    server.join().expect("the script ran to its end");
+    assert_eq!(summary.test_cases, 3);
+}
+
+#[test]
+fn replies_of_the_wrong_type_or_out_of_bounds_are_protocol_errors() {
+    for (bad, what) in [
+        (Cbor::Text("12".into()), "an integer within the bounds"),
+        (cbor::integer(101), "an integer within the bounds"),
+        (Cbor::Null, "an integer within the bounds"),
+    ] {
+        let (connection, server) = scripted("0.1", move |s| {
+            let (run, _) = s.run_test();
+            s.test_case(run, 2, false);
+            s.generate(2, bad);
+        });
+        let connection = connection.expect("the handshake succeeds");
+        let report = run_on(
+            &connection,
+            &settings(),
+            "scripted",
+            &mut |tc: &mut TestCase| {
+                let _ = tc.draw(gs::integers::<u8>().max_value(100));
+            },
+        )
+        .expect_err("a bad reply ends the run");
+        server.join().expect("the script ran to its end");
+        assert!(report.contains("protocol error"), "{report}");
+        assert!(report.contains(what), "{report}");
+    }
+}
+
+#[test]
+fn an_error_reply_fails_the_test_case_with_the_servers_message() {
+    let (connection, server) = scripted("0.15", |s| {
+        let (run, _) = s.run_test();
+        s.test_case(run, 2, false);
+        let (id, _) = s.request_on(2);
+        s.reply_error(2, id, "Unsupported schema", "ValueError");
+        let (status, origin) = s.mark_complete(2);
+        assert_eq!(status, "INTERESTING");
+        assert_eq!(
+            origin.as_deref(),
+            Some("server error: ValueError in reply to generate")
+        );
+        s.test_done(run, false, 1);
+        s.test_case(run, 4, true);
+        let (id, _) = s.request_on(4);
+        s.reply_error(4, id, "Unsupported schema", "ValueError");
+        s.mark_complete(4);
+    });
+    let connection = connection.expect("the handshake succeeds");
+    let report = run_on(
+        &connection,
+        &settings(),
+        "scripted",
+        &mut |tc: &mut TestCase| {
+            let _ = tc.draw(gs::uuids());
+        },
+    )
+    .expect_err("the failure is reported");
+    server.join().expect("the script ran to its end");
+    assert!(
+        report.contains("the Hegel server replied to generate with ValueError: Unsupported schema"),
+        "{report}"
+    );
+}
+
+#[test]
+fn unsupported_versions_and_bad_handshakes_are_refused() {
+    for (reply, expected) in [
+        ("0.9", "speaks protocol version 0.9"),
+        ("1.0", "speaks protocol version 1.0"),
+    ] {
+        let (connection, server) = scripted(reply, |_| {});
+        let error = connection
+            .err()
+            .expect("the version is refused")
+            .to_string();
+        assert!(error.contains(expected), "{error}");
+        server.join().expect("the script ran");
+    }
+    assert!(matches!(
+        ProtocolVersion::from_handshake(b"HTTP/1.1 200 OK"),
+        Err(WireError::Handshake(_))
+    ));
+    assert_eq!(
+        ProtocolVersion::from_handshake(b"Hegel/0.13")
+            .map(|v| v.minor)
+            .ok(),
+        Some(13)
+    );
+}
