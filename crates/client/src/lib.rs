@@ -42,4 +42,4 @@ pub use generators::{BoxedGenerator, Generator};
 pub use runner::{RunSummary, check, run_property};
 pub use settings::{DEFAULT_DATABASE, Settings, Verbosity};
 pub use test_case::TestCase;
-pub use transport::{ServerCommand, Transport, WireError};
+pub use transport::{ServerAddress, ServerCommand, Transport, WireError};

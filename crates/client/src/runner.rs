@@ -6,7 +6,7 @@
 //! come back from the engine as choice sequences; each is replayed once more
 //! with recording on, and the report is the panic `check` ends with.
 //!
-//! With a [`Transport::Server`] in the settings the run goes over the wire
+//! With a [`Transport::Server`] or [`Transport::Connect`] the run goes over the wire
 //! instead (`transport::remote_run`), and ends in the same report.
 
 use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
@@ -122,8 +122,8 @@ pub fn run_property(
             settings.environment_errors.join("; ")
         ));
     }
-    if let Transport::Server(command) = &settings.transport {
-        return crate::transport::remote_run::run_remote(settings, command, test);
+    if settings.transport != Transport::InProcess {
+        return crate::transport::remote_run::run_remote(settings, &settings.transport, test);
     }
     let seed = settings.effective_seed();
     let run_settings = RunSettings {

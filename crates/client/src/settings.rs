@@ -2,11 +2,11 @@
 //!
 //! [`Settings::new`] starts from the environment (`GEIST_TEST_CASES`,
 //! `GEIST_SEED`, `GEIST_DATABASE`, `GEIST_VERBOSITY`, `GEIST_DERANDOMIZE`,
-//! `CI`, `GEIST_SERVER_COMMAND`, `GEIST_SERVER_TIMEOUT`), so a failure's
+//! `CI`, `GEIST_SERVER_COMMAND`, `GEIST_SERVER_ADDRESS`, `GEIST_SERVER_TIMEOUT`), so a failure's
 //! reproduce line works without editing code; builder calls made in code
 //! then override those defaults.
 
-use crate::transport::{ServerCommand, Transport};
+use crate::transport::{ServerAddress, ServerCommand, Transport};
 use geist_engine::HealthCheck;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -135,21 +135,39 @@ impl Settings {
         if let Some(text) = env.get("GEIST_DERANDOMIZE") {
             settings.derandomize = matches!(text.trim(), "1" | "true" | "yes");
         }
+        let timeout =
+            env.get("GEIST_SERVER_TIMEOUT")
+                .and_then(|text| match text.trim().parse::<f64>() {
+                    Ok(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
+                    _ => {
+                        settings.environment_errors.push(format!(
+                            "GEIST_SERVER_TIMEOUT={text:?} is not a positive number of seconds"
+                        ));
+                        None
+                    }
+                });
         if let Some(text) = env.get("GEIST_SERVER_COMMAND")
             && !text.trim().is_empty()
         {
             let mut command = ServerCommand::parse(&text);
-            if let Some(timeout) = env.get("GEIST_SERVER_TIMEOUT") {
-                match timeout.trim().parse::<f64>() {
-                    Ok(s) if s > 0.0 && s.is_finite() => {
-                        command = command.timeout(Duration::from_secs_f64(s))
-                    }
-                    _ => settings.environment_errors.push(format!(
-                        "GEIST_SERVER_TIMEOUT={timeout:?} is not a positive number of seconds"
-                    )),
-                }
+            if let Some(timeout) = timeout {
+                command = command.timeout(timeout);
             }
             settings.transport = Transport::Server(command);
+        } else if let Some(text) = env.get("GEIST_SERVER_ADDRESS")
+            && !text.trim().is_empty()
+        {
+            match ServerAddress::parse(&text) {
+                Ok(mut address) => {
+                    if let Some(timeout) = timeout {
+                        address = address.timeout(timeout);
+                    }
+                    settings.transport = Transport::Connect(address);
+                }
+                Err(e) => settings
+                    .environment_errors
+                    .push(format!("GEIST_SERVER_ADDRESS: {e}")),
+            }
         }
         settings
     }
@@ -349,6 +367,13 @@ mod tests {
         assert!(bad.environment_errors[0].contains("GEIST_SERVER_TIMEOUT"));
         let code = s.transport(Transport::InProcess);
         assert_eq!(code.transport, Transport::InProcess);
+        let socket = from(&[("GEIST_SERVER_ADDRESS", "unix:/tmp/hegel.sock")]);
+        assert_eq!(
+            socket.transport,
+            Transport::Connect(ServerAddress::unix("/tmp/hegel.sock"))
+        );
+        let bad = from(&[("GEIST_SERVER_ADDRESS", "http://x")]);
+        assert!(bad.environment_errors[0].contains("GEIST_SERVER_ADDRESS"));
     }
 
     #[test]

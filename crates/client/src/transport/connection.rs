@@ -8,7 +8,7 @@
 //! command line: the first property to need one spawns it, later ones (on any
 //! thread) reuse it, and a dead one is replaced.
 
-use super::{ServerCommand, WireError};
+use super::{ServerAddress, ServerCommand, WireError};
 use geist_wire::cbor::{self, Value as Cbor};
 use geist_wire::{
     HANDSHAKE_REQUEST, MessageCounter, Packet, PacketReader, ReadError, StreamIdAllocator,
@@ -116,6 +116,57 @@ impl Connection {
         let connection = Connection::spawn(command)?;
         connections.push((command.argv.clone(), Arc::clone(&connection)));
         Ok(connection)
+    }
+
+    /// The process-wide connection to the server at `address`, connecting
+    /// (and handshaking) if there is none or the previous one ended.
+    pub(crate) fn shared_socket(address: &ServerAddress) -> Result<Arc<Connection>, WireError> {
+        let key = vec![address.address.clone()];
+        let mut connections = lock(&CONNECTIONS);
+        connections.retain(|(_, c)| !c.has_ended());
+        if let Some((_, connection)) = connections.iter().find(|(k, _)| *k == key) {
+            return Ok(Arc::clone(connection));
+        }
+        let connection = Connection::connect(address)?;
+        connections.push((key, Arc::clone(&connection)));
+        Ok(connection)
+    }
+
+    /// Connects to a listening server and performs the handshake.
+    pub(crate) fn connect(address: &ServerAddress) -> Result<Arc<Connection>, WireError> {
+        let failed = |e: std::io::Error| WireError::Connect {
+            address: address.address.clone(),
+            message: e.to_string(),
+        };
+        let (reader, writer): (Box<dyn Read + Send>, Box<dyn Write + Send>) =
+            match address.address.split_once(':') {
+                #[cfg(unix)]
+                Some(("unix", path)) => {
+                    let stream = std::os::unix::net::UnixStream::connect(path).map_err(failed)?;
+                    (
+                        Box::new(stream.try_clone().map_err(failed)?),
+                        Box::new(stream),
+                    )
+                }
+                Some(("tcp", host)) => {
+                    let stream = std::net::TcpStream::connect(host).map_err(failed)?;
+                    // Packets are written whole; do not hold small ones back.
+                    stream.set_nodelay(true).map_err(failed)?;
+                    (
+                        Box::new(stream.try_clone().map_err(failed)?),
+                        Box::new(stream),
+                    )
+                }
+                _ => return Err(WireError::BadAddress(address.address.clone())),
+            };
+        Connection::open(
+            writer,
+            reader,
+            None,
+            Arc::new(Mutex::new(VecDeque::new())),
+            address.address.clone(),
+            address.timeout,
+        )
     }
 
     /// Starts the server and performs the handshake.

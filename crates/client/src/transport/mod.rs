@@ -9,7 +9,11 @@
 //! property of the process, including properties running at the same time on
 //! other threads (each run and each test case has its own stream).
 //!
-//! `GEIST_SERVER_COMMAND` selects the wire transport from the environment
+//! [`Transport::Connect`] connects to a server that is already running, on a
+//! Unix socket or TCP, instead of spawning one.
+//!
+//! `GEIST_SERVER_COMMAND` (or `GEIST_SERVER_ADDRESS`) selects the wire
+//! transport from the environment
 //! (`HEGEL_SERVER_COMMAND` is deliberately not read: the hegeltest suite sets
 //! it for its own runs, and geist's in-process tests must stay in-process).
 
@@ -31,6 +35,8 @@ pub enum Transport {
     InProcess,
     /// A Hegel server spawned as a child process, spoken to over its stdio.
     Server(ServerCommand),
+    /// A Hegel server already listening on a socket.
+    Connect(ServerAddress),
 }
 
 impl Transport {
@@ -97,12 +103,71 @@ impl ServerCommand {
     }
 }
 
+/// Where a running Hegel server listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerAddress {
+    /// `unix:<path>` or `tcp:<host>:<port>`.
+    pub(crate) address: String,
+    /// The longest wait for the server before the run fails.
+    pub(crate) timeout: Duration,
+}
+
+impl ServerAddress {
+    /// A Unix domain socket.
+    pub fn unix(path: impl AsRef<std::path::Path>) -> ServerAddress {
+        ServerAddress {
+            address: format!("unix:{}", path.as_ref().display()),
+            timeout: DEFAULT_SERVER_TIMEOUT,
+        }
+    }
+
+    /// A TCP address, `host:port`.
+    pub fn tcp(address: &str) -> ServerAddress {
+        ServerAddress {
+            address: format!("tcp:{address}"),
+            timeout: DEFAULT_SERVER_TIMEOUT,
+        }
+    }
+
+    /// `unix:<path>` or `tcp:<host>:<port>` (what `GEIST_SERVER_ADDRESS` holds).
+    pub fn parse(text: &str) -> Result<ServerAddress, WireError> {
+        let text = text.trim();
+        match text.split_once(':') {
+            Some(("unix", path)) if !path.is_empty() => Ok(ServerAddress::unix(path)),
+            Some(("tcp", address)) if address.contains(':') => Ok(ServerAddress::tcp(address)),
+            _ => Err(WireError::BadAddress(text.to_string())),
+        }
+    }
+
+    /// The longest wait for any reply or event from the server (default 60 s).
+    pub fn timeout(mut self, timeout: Duration) -> ServerAddress {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The address, for messages.
+    pub fn display(&self) -> &str {
+        &self.address
+    }
+}
+
 /// Why talking to a Hegel server failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum WireError {
     /// The command was empty.
     #[error("the server command is empty")]
     EmptyCommand,
+    /// A server address that is neither `unix:<path>` nor `tcp:<host>:<port>`.
+    #[error("bad server address {0:?}: expected unix:<path> or tcp:<host>:<port>")]
+    BadAddress(String),
+    /// Connecting to a running server failed.
+    #[error("cannot connect to the Hegel server at {address}: {message}")]
+    Connect {
+        /// The address.
+        address: String,
+        /// The operating system's reason.
+        message: String,
+    },
     /// The server process could not be started.
     #[error("cannot start the Hegel server `{command}`: {message}")]
     Spawn {

@@ -10,7 +10,7 @@
 
 use super::case::{CaseError, RemoteCase};
 use super::connection::{Connection, Incoming, StreamHandle};
-use super::{ServerCommand, WireError};
+use super::{Transport, WireError};
 use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
 use crate::runner::{Outcome, RunSummary, describe_payload, failure_section, format_report};
 use crate::settings::{Settings, Verbosity};
@@ -108,11 +108,12 @@ impl Results {
     }
 }
 
-/// Runs `test` as one `run_test` on the server `command` starts (sharing
-/// the process' connection to it), and reports like an in-process run.
+/// Runs `test` as one `run_test` over the wire `transport` names (sharing
+/// the process' connection to that server), and reports like an in-process
+/// run. Not called for [`Transport::InProcess`].
 pub(crate) fn run_remote(
     settings: &Settings,
-    command: &ServerCommand,
+    transport: &Transport,
     test: &mut dyn FnMut(&mut TestCase),
 ) -> Result<RunSummary, String> {
     let what = settings
@@ -120,9 +121,17 @@ pub(crate) fn run_remote(
         .as_deref()
         .map(|n| format!("property {n}"))
         .unwrap_or("the property".into());
-    let connection = Connection::shared(command)
-        .map_err(|e| format!("geist: {what} could not run over the wire: {e}"))?;
-    run_on(&connection, settings, &command.program_name(), test)
+    let (connection, server_name) = match transport {
+        Transport::Server(command) => (Connection::shared(command), command.program_name()),
+        Transport::Connect(address) => (Connection::shared_socket(address), "socket".into()),
+        Transport::InProcess => (
+            Err(WireError::Protocol("no server to run on".into())),
+            String::new(),
+        ),
+    };
+    let connection =
+        connection.map_err(|e| format!("geist: {what} could not run over the wire: {e}"))?;
+    run_on(&connection, settings, &server_name, test)
 }
 
 /// Runs `test` as one `run_test` on `connection`; `server_name` names the

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::generators as gs;
+use crate::transport::ServerAddress;
 use crate::transport::connection::ProtocolVersion;
 use geist_wire::PacketReader;
 use geist_wire::{HANDSHAKE_REQUEST, Packet};
@@ -14,8 +15,8 @@ use std::time::Duration;
 
 /// The server's end of the pipes, with helpers to follow a script.
 struct Script {
-    input: PacketReader<std::io::PipeReader>,
-    output: std::io::PipeWriter,
+    input: PacketReader<Box<dyn std::io::Read + Send>>,
+    output: Box<dyn Write + Send>,
     next_id: u32,
 }
 
@@ -168,15 +169,12 @@ fn scripted(
     let (server_reads, client_writes) = std::io::pipe().expect("a pipe");
     let reply = format!("Hegel/{version}").into_bytes();
     let server = std::thread::spawn(move || {
-        let mut s = Script {
-            input: PacketReader::new(server_reads),
-            output: server_writes,
-            next_id: 0,
-        };
-        let hello = s.next();
-        assert_eq!(hello.payload, HANDSHAKE_REQUEST);
-        s.send(Packet::reply(0, hello.message_id, reply));
-        script(&mut s);
+        serve(
+            Box::new(server_reads),
+            Box::new(server_writes),
+            &reply,
+            script,
+        )
     });
     let connection = Connection::open(
         Box::new(client_writes),
@@ -187,6 +185,24 @@ fn scripted(
         Duration::from_secs(5),
     );
     (connection, server)
+}
+
+/// Answers the handshake with `reply`, then follows `script`.
+fn serve(
+    input: Box<dyn std::io::Read + Send>,
+    output: Box<dyn Write + Send>,
+    reply: &[u8],
+    script: impl FnOnce(&mut Script),
+) {
+    let mut s = Script {
+        input: PacketReader::new(input),
+        output,
+        next_id: 0,
+    };
+    let hello = s.next();
+    assert_eq!(hello.payload, HANDSHAKE_REQUEST);
+    s.send(Packet::reply(0, hello.message_id, reply.to_vec()));
+    script(&mut s);
 }
 
 fn settings() -> Settings {
@@ -372,5 +388,79 @@ fn unsupported_versions_and_bad_handshakes_are_refused() {
             .map(|v| v.minor)
             .ok(),
         Some(13)
+    );
+}
+
+/// A one-integer property passing on a scripted server behind `listener`.
+fn passes_through_a_socket<L, S>(listener: L, accept: fn(&L) -> S, transport: Transport)
+where
+    L: Send + 'static,
+    S: std::io::Read + Write + Send + 'static,
+    S: TryCloneStream,
+{
+    let server = std::thread::spawn(move || {
+        let stream = accept(&listener);
+        let input = stream.try_clone_stream();
+        serve(Box::new(input), Box::new(stream), b"Hegel/0.15", |s| {
+            let (run, _) = s.run_test();
+            s.test_case(run, 2, false);
+            s.generate(2, cbor::integer(4));
+            assert_eq!(s.mark_complete(2).0, "VALID");
+            s.test_done(run, true, 0);
+        })
+    });
+    let settings = settings().transport(transport);
+    let summary = crate::run_property(&settings, &mut |tc: &mut TestCase| {
+        assert_eq!(tc.draw(gs::integers::<u8>()), 4);
+    })
+    .expect("the scripted run passes");
+    server.join().expect("the script ran to its end");
+    assert_eq!(summary.test_cases, 3);
+}
+
+/// Streams whose two directions can be used from two places.
+trait TryCloneStream: Sized {
+    fn try_clone_stream(&self) -> Self;
+}
+
+impl TryCloneStream for std::os::unix::net::UnixStream {
+    fn try_clone_stream(&self) -> Self {
+        self.try_clone().expect("a second handle")
+    }
+}
+
+impl TryCloneStream for std::net::TcpStream {
+    fn try_clone_stream(&self) -> Self {
+        self.try_clone().expect("a second handle")
+    }
+}
+
+#[test]
+fn a_running_server_is_reached_on_a_unix_socket_or_tcp() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("hegel.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+    passes_through_a_socket(
+        unix,
+        |l| l.accept().expect("accept").0,
+        Transport::Connect(ServerAddress::unix(&path)),
+    );
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = tcp.local_addr().expect("an address").to_string();
+    passes_through_a_socket(
+        tcp,
+        |l| l.accept().expect("accept").0,
+        Transport::Connect(ServerAddress::tcp(&address)),
+    );
+    let refused = crate::run_property(
+        &settings().transport(Transport::Connect(ServerAddress::unix(
+            dir.path().join("nobody"),
+        ))),
+        &mut |_tc: &mut TestCase| {},
+    )
+    .expect_err("nobody listens");
+    assert!(
+        refused.contains("cannot connect to the Hegel server at unix:"),
+        "{refused}"
     );
 }
