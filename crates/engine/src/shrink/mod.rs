@@ -69,6 +69,8 @@ pub struct Shrinker<'a> {
     pub other_failures: HashMap<String, Example>,
     /// Test cases run.
     pub calls: usize,
+    /// Candidates that became the best example.
+    pub improvements: usize,
     max_calls: usize,
     /// Candidates considered, including those answered from the cache: a
     /// backstop so that no pass can loop forever on candidates already seen.
@@ -77,6 +79,9 @@ pub struct Shrinker<'a> {
     /// Whether the current round also runs the costly moves kept for when
     /// the cheap ones are stuck (see [`Shrinker::shrink`]).
     polish: bool,
+    /// Integer choices (position, value) that `minimize_choices` could not
+    /// move on their own in the current round.
+    stuck: HashSet<(usize, i128)>,
 }
 
 impl<'a> Shrinker<'a> {
@@ -90,10 +95,12 @@ impl<'a> Shrinker<'a> {
             seen,
             other_failures: HashMap::new(),
             calls: 0,
+            improvements: 0,
             max_calls,
             attempts: 0,
             improved_in_round: false,
             polish: false,
+            stuck: HashSet::new(),
         }
     }
 
@@ -140,6 +147,7 @@ impl<'a> Shrinker<'a> {
         if sequence_cmp(&example.nodes, &self.best.nodes) == Ordering::Less {
             self.best = example;
             self.improved_in_round = true;
+            self.improvements += 1;
             true
         } else {
             false

@@ -10,24 +10,26 @@ type ShrinkPass = fn(&mut Shrinker);
 
 /// One round of every pass, cheapest and most effective first.
 pub fn run_all(s: &mut Shrinker) {
-    let passes: [(&str, ShrinkPass); 9] = [
+    let passes: [(&str, ShrinkPass); 10] = [
         ("delete_spans", delete_spans),
         ("delete_chunks", delete_chunks),
         ("simplify_spans", simplify_spans),
         ("lower_integers_together", lower_integers_together),
         ("minimize_choices", minimize_choices),
+        ("lower_pairs_together", lower_pairs_together),
         ("lower_and_delete", lower_and_delete),
         ("lift_spans", lift_spans),
         ("sort_sibling_spans", sort_sibling_spans),
         ("redistribute_pairs", redistribute_pairs),
     ];
     for (name, pass) in passes {
-        let before = s.calls;
+        let (calls, improvements) = (s.calls, s.improvements);
         pass(s);
         if std::env::var_os("GEIST_SHRINK_DEBUG").is_some() {
             eprintln!(
-                "{name}: {} calls, best {:?}",
-                s.calls - before,
+                "{name}: {} calls, {} improvements, best {:?}",
+                s.calls - calls,
+                s.improvements - improvements,
                 s.best.choices()
             );
         }
@@ -49,9 +51,10 @@ fn delete_spans(s: &mut Shrinker) {
     }
 }
 
-/// Deletes runs of k consecutive choices, from the end backwards.
+/// Deletes runs of one or two consecutive choices, from the end backwards
+/// (whole elements and structures go with their spans in `delete_spans`).
 fn delete_chunks(s: &mut Shrinker) {
-    for k in [8usize, 4, 3, 2, 1] {
+    for k in [2usize, 1] {
         let mut i = s.best.nodes.len().saturating_sub(k) as isize;
         while i >= 0 && !s.exhausted() {
             let start = i as usize;
@@ -59,13 +62,12 @@ fn delete_chunks(s: &mut Shrinker) {
                 i = (s.best.nodes.len().saturating_sub(k) as isize).min(i);
                 continue;
             }
-            // Deleting a chunk sometimes needs the choice before it lowered
-            // (e.g. a length or a "more" flag): try that too.
-            if start > 0 && start + k <= s.best.nodes.len() {
+            // Deleting a chunk sometimes needs the integer before it lowered
+            // (a length drawn before the elements it counts): the polish
+            // round tries that too.
+            if s.polish && start > 0 && start + k <= s.best.nodes.len() {
                 let prev = start - 1;
-                if let Some(lowered) =
-                    lower_once(&s.best.nodes[prev].value, &s.best.nodes[prev].constraints)
-                {
+                if let Some(lowered) = lower_once(&s.best.nodes[prev]) {
                     let length_before = s.best.nodes.len();
                     // Repeat at this position only if choices really went away;
                     // otherwise this would step the previous choice down by one
@@ -82,16 +84,16 @@ fn delete_chunks(s: &mut Shrinker) {
     }
 }
 
-fn lower_once(value: &ChoiceValue, constraints: &Constraints) -> Option<ChoiceValue> {
-    match (value, constraints) {
-        (ChoiceValue::Integer(v), Constraints::Integer(c)) => {
+/// A free integer choice one step simpler, if there is one.
+fn lower_once(node: &crate::choice::ChoiceNode) -> Option<ChoiceValue> {
+    match (&node.value, &node.constraints) {
+        (ChoiceValue::Integer(v), Constraints::Integer(c)) if !node.forced => {
             let index = c.index_of(*v);
             if index == 0 {
                 return None;
             }
             c.value_at(index - 1).map(ChoiceValue::Integer)
         }
-        (ChoiceValue::Boolean(true), _) => Some(ChoiceValue::Boolean(false)),
         _ => None,
     }
 }
@@ -126,14 +128,22 @@ fn simplify_spans(s: &mut Shrinker) {
     }
 }
 
-/// Minimises each choice on its own.
+/// Minimises each choice on its own. Integers that cannot move are noted
+/// (position and value) for `lower_pairs_together`.
 fn minimize_choices(s: &mut Shrinker) {
+    s.stuck.clear();
     let mut i = 0;
     while i < s.best.nodes.len() && !s.exhausted() {
         let node = s.best.nodes[i].clone();
         if !node.forced {
             match (&node.value, &node.constraints) {
-                (ChoiceValue::Integer(_), Constraints::Integer(_)) => minimize_integer(s, i),
+                (ChoiceValue::Integer(v), Constraints::Integer(_)) => {
+                    let before = s.improvements;
+                    minimize_integer(s, i);
+                    if s.improvements == before {
+                        s.stuck.insert((i, *v));
+                    }
+                }
                 (ChoiceValue::Boolean(true), _) => {
                     s.try_set(i, ChoiceValue::Boolean(false));
                 }
@@ -174,6 +184,50 @@ fn find_integer(mut f: impl FnMut(u128) -> bool) -> u128 {
         }
     }
     lo
+}
+
+/// Lowers a distance (from an integer's simplest value) by Hypothesis's
+/// integer moves: 1, then masking high bits, shifting right, subtracting
+/// multiples of two and of one, each probing small steps first so that a
+/// distance that cannot move costs a handful of test cases. `attempt(s, d)`
+/// tries distance `d` and tells whether it became the best example; `d` is
+/// the current distance (whose attempt at 0 has already failed).
+fn shrink_distance(
+    s: &mut Shrinker,
+    d: u128,
+    attempt: &mut dyn FnMut(&mut Shrinker, u128) -> bool,
+) {
+    let mut d = d;
+    if d > 1 && attempt(s, 1) {
+        return;
+    }
+    let bits = u128::from(128 - d.leading_zeros());
+    let base = d;
+    let masked = find_integer(|k| {
+        k < bits && !s.exhausted() && attempt(s, base & ((1u128 << (bits - k)) - 1))
+    });
+    if masked > 0 {
+        d = base & ((1u128 << (bits - masked)) - 1);
+    }
+    loop {
+        let before = d;
+        let base = d;
+        let k = find_integer(|k| k < 128 && !s.exhausted() && attempt(s, base >> k));
+        d = base >> k;
+        let base = d;
+        let n = find_integer(|n| {
+            n.checked_mul(2).is_some_and(|m| m <= base)
+                && !s.exhausted()
+                && attempt(s, base - 2 * n)
+        });
+        d = base - 2 * n;
+        let base = d;
+        let n = find_integer(|n| n <= base && !s.exhausted() && attempt(s, base - n));
+        d = base - n;
+        if d == before || s.exhausted() {
+            return;
+        }
+    }
 }
 
 /// Shrinks an integer toward the simplest value by its distance from it: the
@@ -217,39 +271,21 @@ fn minimize_integer(s: &mut Shrinker, i: usize) {
         }
     };
     let Some((d, above)) = current(s) else { return };
-    if d > 1 {
-        try_distance(s, 1, above);
-    }
-    // Below the target: the same distance above it is simpler.
     if !above {
+        // Below the target: the same distance above it is simpler.
         try_distance(s, d, true);
     }
     let Some((d, above)) = current(s) else { return };
-    let bits = 128 - d.leading_zeros();
-    find_integer(|k| {
-        k < u128::from(bits) && !s.exhausted() && {
-            let mask = (1u128 << (u128::from(bits) - k)) - 1;
-            try_distance(s, d & mask, above)
-        }
-    });
-    loop {
-        let Some(before) = current(s) else { return };
-        let (d, above) = before;
-        find_integer(|k| k < 128 && !s.exhausted() && try_distance(s, d >> k, above));
-        let Some((d, above)) = current(s) else { return };
-        find_integer(|n| {
-            n.checked_mul(2).is_some_and(|m| m <= d)
-                && !s.exhausted()
-                && try_distance(s, d - 2 * n, above)
-        });
-        let Some((d, above)) = current(s) else { return };
-        find_integer(|n| n <= d && !s.exhausted() && try_distance(s, d - n, above));
-        if current(s) == Some(before) || s.exhausted() {
-            break;
-        }
-    }
+    shrink_distance(s, d, &mut |s, d| try_distance(s, d, above));
     if !s.polish {
         return;
+    }
+    // Above the target, the other side's smaller distances are simpler too.
+    if let Some((d, true)) = current(s)
+        && d >= 2
+        && try_distance(s, d - 1, false)
+    {
+        shrink_distance(s, d - 1, &mut |s, d| try_distance(s, d, false));
     }
     // Not monotone: a few distances just below the current one, nearest
     // the target first, again after each success.
@@ -796,17 +832,14 @@ fn lower_integers_together(s: &mut Shrinker) {
         if value == target {
             continue;
         }
-        let direction: i128 = if value > target { 1 } else { -1 };
-        let mut lo = 0u128;
-        let mut hi = value.abs_diff(target);
-        while lo < hi && !s.exhausted() {
-            let mid = lo + (hi - lo) / 2;
-            let v = if direction > 0 {
-                target.checked_add_unsigned(mid)
+        let above = value > target;
+        let mut attempt = |s: &mut Shrinker, d: u128| -> bool {
+            let v = if above {
+                target.checked_add_unsigned(d)
             } else {
-                target.checked_sub_unsigned(mid)
+                target.checked_sub_unsigned(d)
             };
-            let ok = v.is_some_and(|v| {
+            v.is_some_and(|v| {
                 constraints.iter().all(|c| c.permits(v)) && {
                     let mut candidate = s.best.choices();
                     for &i in &positions {
@@ -814,12 +847,78 @@ fn lower_integers_together(s: &mut Shrinker) {
                     }
                     s.consider(candidate)
                 }
-            });
-            if ok {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
+            })
+        };
+        if !attempt(s, 0) {
+            shrink_distance(s, value.abs_diff(target), &mut attempt);
         }
+    }
+}
+
+/// Moves two neighbouring integers toward their simplest values by the same
+/// amount, keeping their difference (bugs that need `y == x + 1`, or any
+/// relation between two values, with both large): Hypothesis's
+/// `lower_common_node_offset` for pairs. Each integer is paired with the next
+/// free integer choice; small offsets are probed first.
+fn lower_pairs_together(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best.nodes.len() && !s.exhausted() {
+        let Some(j) = (i + 1..s.best.nodes.len()).find(|&j| {
+            let n = &s.best.nodes[j];
+            !n.forced && matches!(n.value, ChoiceValue::Integer(_))
+        }) else {
+            return;
+        };
+        let (a, b) = (&s.best.nodes[i], &s.best.nodes[j]);
+        let (
+            false,
+            ChoiceValue::Integer(x),
+            ChoiceValue::Integer(y),
+            Constraints::Integer(ca),
+            Constraints::Integer(cb),
+        ) = (a.forced, &a.value, &b.value, &a.constraints, &b.constraints)
+        else {
+            i += 1;
+            continue;
+        };
+        let (x, y, ca, cb) = (*x, *y, *ca, *cb);
+        // Only when one of them could not move on its own this round.
+        if !s.stuck.contains(&(i, x)) && !s.stuck.contains(&(j, y)) {
+            i = j;
+            continue;
+        }
+        // Both on the same side of their simplest values, neither at it.
+        let (tx, ty) = (ca.simplest(), cb.simplest());
+        let above = x > tx;
+        if x == tx || y == ty || (y > ty) != above {
+            i = j;
+            continue;
+        }
+        let room = x.abs_diff(tx).min(y.abs_diff(ty));
+        let shift = |s: &mut Shrinker, k: u128| -> bool {
+            let (nx, ny) = if above {
+                (x.checked_sub_unsigned(k), y.checked_sub_unsigned(k))
+            } else {
+                (x.checked_add_unsigned(k), y.checked_add_unsigned(k))
+            };
+            let (Some(nx), Some(ny)) = (nx, ny) else {
+                return false;
+            };
+            if !ca.permits(nx) || !cb.permits(ny) || s.exhausted() {
+                return false;
+            }
+            let mut candidate = s.best.choices();
+            if j >= candidate.len() {
+                return false;
+            }
+            candidate[i] = ChoiceValue::Integer(nx);
+            candidate[j] = ChoiceValue::Integer(ny);
+            s.consider(candidate)
+        };
+        // Every probe moves both from the original pair.
+        if !shift(s, room) {
+            find_integer(|k| k < room && shift(s, k));
+        }
+        i = j;
     }
 }
