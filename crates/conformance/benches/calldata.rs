@@ -4,7 +4,11 @@
 //! bodies) and small nested values (maps and arrays of small integers, short
 //! strings and booleans, a few bytes each). Rates are MB of Calldata per second:
 //! bytes produced by encode, bytes consumed by decode; the median of several
-//! timed rounds is reported. genlayer-js runs in its own node process over the
+//! timed rounds is reported. Decode is measured twice: `decode` (the owned
+//! `Value`, every string and byte string copied) and `decode_ref` (the
+//! borrowed `ValueRef`, strings and byte strings point into the input); both
+//! apply every canonical-form check, and both include dropping the result.
+//! genlayer-js runs in its own node process over the
 //! same corpora (needs `scripts/stages/genlayer.sh` to have installed it, or
 //! `GEIST_GENLAYER_JS_DIR`); without it, its column says so.
 //!
