@@ -103,7 +103,7 @@ pub fn settings() -> Settings {
         );
     match settings.get_transport() {
         Transport::InProcess => settings.transport(Transport::server("hegel")),
-        Transport::Server(_) => settings,
+        Transport::Server(_) | Transport::Connect(_) => settings,
     }
 }
 

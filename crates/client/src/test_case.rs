@@ -10,7 +10,7 @@
 //! instead: every primitive choice below checks for it first (one predictable
 //! branch on the in-process hot path) and becomes a Hegel command.
 
-use crate::generators::Generator;
+use crate::generators::{Generator, WireSchema};
 use crate::transport::case::{CaseError, RemoteCase, RemoteCollection};
 use geist_engine::charset::CharSet;
 use geist_engine::charset::CharSetSpec;
@@ -301,6 +301,14 @@ impl TestCase {
         }
         let r = geist_engine::generate::generate(schema, &mut self.data);
         self.check(r)
+    }
+
+    /// A whole value from its generator's single schema (remote test cases only).
+    pub(crate) fn choose_whole<T>(&mut self, whole: WireSchema<'_, T>) -> T {
+        match &mut self.remote {
+            Some(remote) => remote_check(remote.whole(&whole)),
+            None => usage_error("a whole-schema draw outside a remote test case".to_string()),
+        }
     }
 
     /// An index in `0..n` (n > 0), simplest first.

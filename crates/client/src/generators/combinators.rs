@@ -4,7 +4,7 @@
 //! a filter attempt or a dependent draw as one unit (a rejected filter
 //! attempt is a discarded span).
 
-use super::{Generator, labels};
+use super::{Generator, WireSchema, labels};
 use crate::test_case::TestCase;
 
 /// How many times a filter tries before rejecting the test case.
@@ -28,10 +28,23 @@ impl<G: Generator, U, F: Fn(G::Output) -> U> Generator for Map<G, F> {
 
     #[inline]
     fn generate(&self, tc: &mut TestCase) -> U {
+        if tc.is_remote()
+            && let Some(whole) = self.wire_schema()
+        {
+            return tc.choose_whole(whole);
+        }
         tc.start_span(labels::MAP);
         let v = self.inner.generate(tc);
         tc.stop_span(false);
         (self.f)(v)
+    }
+
+    fn wire_schema(&self) -> Option<WireSchema<'_, U>> {
+        let inner = self.inner.wire_schema()?;
+        Some(WireSchema {
+            schema: inner.schema,
+            parse: Box::new(move |v| (inner.parse)(v).map(&self.f)),
+        })
     }
 }
 

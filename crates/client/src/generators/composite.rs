@@ -5,8 +5,11 @@
 //! the chosen branch, in one span, so the shrinker can swap a branch for a
 //! simpler one.
 
-use super::{BoxedGenerator, Generator, labels};
+use super::{BoxedGenerator, Generator, WireSchema, labels};
 use crate::test_case::{TestCase, usage_error};
+use crate::transport::values;
+use geist_engine::choice::IntegerConstraints;
+use geist_wire::cbor::{self, Value as Cbor};
 
 macro_rules! tuple_generator {
     ($($g:ident $v:ident),+) => {
@@ -142,6 +145,20 @@ impl<T: Clone> Generator for SampledFrom<T> {
         let i = tc.choose_index(self.values.len());
         self.values[i].clone()
     }
+
+    fn wire_schema(&self) -> Option<WireSchema<'_, T>> {
+        if self.values.is_empty() {
+            return None;
+        }
+        let index = IntegerConstraints::bounded(0, self.values.len() as i128 - 1);
+        Some(WireSchema {
+            schema: values::integer_schema(&index),
+            parse: Box::new(move |v| {
+                let i = values::integer_choice(&index, v)?;
+                self.values.get(usize::try_from(i).ok()?).cloned()
+            }),
+        })
+    }
 }
 
 /// A value from one of several generators.
@@ -163,10 +180,46 @@ impl<T> Generator for OneOf<T> {
         if self.branches.is_empty() {
             usage_error("one_of: no generators to choose from".to_string());
         }
+        if tc.is_remote()
+            && let Some(whole) = self.wire_schema()
+        {
+            return tc.choose_whole(whole);
+        }
         tc.start_span(labels::ONE_OF);
         let i = tc.choose_index(self.branches.len());
         let v = self.branches[i].generate(tc);
         tc.stop_span(false);
         v
+    }
+
+    /// A `one_of` schema when every branch has a schema; the server answers
+    /// `[index, value]`.
+    fn wire_schema(&self) -> Option<WireSchema<'_, T>> {
+        if self.branches.is_empty() {
+            return None;
+        }
+        let branches: Vec<WireSchema<'_, T>> = self
+            .branches
+            .iter()
+            .map(|b| b.wire_schema())
+            .collect::<Option<_>>()?;
+        let schema = cbor::text_map([
+            ("type", Cbor::Text("one_of".into())),
+            (
+                "generators",
+                Cbor::Array(branches.iter().map(|b| b.schema.clone()).collect()),
+            ),
+        ]);
+        Some(WireSchema {
+            schema,
+            parse: Box::new(move |v| {
+                let Cbor::Array(pair) = v else { return None };
+                let [index, value] = pair.as_slice() else {
+                    return None;
+                };
+                let i = usize::try_from(cbor::as_i128(index)?).ok()?;
+                (branches.get(i)?.parse)(value)
+            }),
+        })
     }
 }

@@ -38,7 +38,23 @@ pub use text::{
 };
 
 use crate::test_case::TestCase;
+use geist_wire::cbor::Value as Cbor;
 use std::sync::Arc;
+
+/// Over the wire, a generator's whole value as one Hegel schema: the schema
+/// and how to read the generated value back (`None` for a value the schema
+/// cannot have produced). Generators built from plain values (integers,
+/// floats, booleans, `sampled_from`, maps and `one_of`s of those) have one, so
+/// a `one_of` of them is a single `generate` of a `one_of` schema, as
+/// Hegel clients do. Not part of the stable API.
+#[doc(hidden)]
+pub struct WireSchema<'a, T> {
+    pub(crate) schema: Cbor,
+    pub(crate) parse: ParseWire<'a, T>,
+}
+
+/// Reads a generated value back (`None` if the schema cannot have produced it).
+pub(crate) type ParseWire<'a, T> = Box<dyn Fn(&Cbor) -> Option<T> + 'a>;
 
 /// Span labels the client places (the engine's own labels cover collections,
 /// elements, tuples and one_of).
@@ -112,6 +128,13 @@ pub trait Generator {
         FlatMap::new(self, f)
     }
 
+    /// Over the wire: this generator's value as a single schema, if it has
+    /// one (see [`WireSchema`]); composite generators draw piece by piece.
+    #[doc(hidden)]
+    fn wire_schema(&self) -> Option<WireSchema<'_, Self::Output>> {
+        None
+    }
+
     /// This generator behind a shareable, type-erased handle.
     fn boxed(self) -> BoxedGenerator<Self::Output>
     where
@@ -129,6 +152,10 @@ impl<G: Generator + ?Sized> Generator for &G {
     #[inline]
     fn generate(&self, tc: &mut TestCase) -> G::Output {
         (**self).generate(tc)
+    }
+
+    fn wire_schema(&self) -> Option<WireSchema<'_, G::Output>> {
+        (**self).wire_schema()
     }
 }
 
@@ -151,6 +178,10 @@ impl<T> Generator for BoxedGenerator<T> {
     #[inline]
     fn generate(&self, tc: &mut TestCase) -> T {
         self.inner.generate(tc)
+    }
+
+    fn wire_schema(&self) -> Option<WireSchema<'_, T>> {
+        self.inner.wire_schema()
     }
 
     fn boxed(self) -> BoxedGenerator<T> {

@@ -4,11 +4,13 @@
 //! toward the bound nearest zero). Floats use the engine's float schema, so
 //! bounds, NaN and infinity follow Hypothesis' argument rules.
 
-use super::Generator;
+use super::{Generator, WireSchema};
 use crate::test_case::{TestCase, usage_error};
+use crate::transport::values;
 use geist_engine::Value;
 use geist_engine::choice::{FloatConstraints, IntegerConstraints};
 use geist_engine::generate::Schema;
+use geist_wire::cbor::{self, Value as Cbor};
 use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
@@ -110,6 +112,22 @@ impl<T: IntegerType> Generator for IntegerGenerator<T> {
             shrink_towards: T::ZERO_CHOICE,
         });
         T::from_choice(v)
+    }
+
+    fn wire_schema(&self) -> Option<WireSchema<'_, T>> {
+        if self.min > self.max {
+            // The usage error comes from the ordinary path.
+            return None;
+        }
+        let c = IntegerConstraints {
+            min: Some(self.min.to_choice()),
+            max: Some(self.max.to_choice()),
+            shrink_towards: T::ZERO_CHOICE,
+        };
+        Some(WireSchema {
+            schema: values::integer_schema(&c),
+            parse: Box::new(move |v| values::integer_choice(&c, v).map(T::from_choice)),
+        })
     }
 }
 
@@ -250,6 +268,21 @@ impl<T: FloatType> Generator for FloatGenerator<T> {
             Err(message) => usage_error(message.clone()),
         }
     }
+
+    fn wire_schema(&self) -> Option<WireSchema<'_, T>> {
+        let c = *self
+            .constraints
+            .get_or_init(|| self.build())
+            .as_ref()
+            .ok()?;
+        Some(WireSchema {
+            schema: values::float_schema(&c),
+            parse: Box::new(move |v| {
+                let f = cbor::as_f64(v)?;
+                values::float_permitted(&c, f).then(|| T::from_f64(f))
+            }),
+        })
+    }
 }
 
 /// Booleans.
@@ -269,6 +302,16 @@ impl Generator for BooleanGenerator {
     #[inline]
     fn generate(&self, tc: &mut TestCase) -> bool {
         tc.choose_boolean(self.p)
+    }
+
+    fn wire_schema(&self) -> Option<WireSchema<'_, bool>> {
+        Some(WireSchema {
+            schema: values::boolean_schema(self.p),
+            parse: Box::new(|v| match v {
+                Cbor::Bool(b) => Some(*b),
+                _ => None,
+            }),
+        })
     }
 }
 

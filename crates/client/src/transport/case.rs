@@ -11,7 +11,7 @@
 use super::WireError;
 use super::connection::StreamHandle;
 use super::values;
-use crate::generators::spec_schema;
+use crate::generators::{WireSchema, spec_schema};
 use geist_engine::Value;
 use geist_engine::charset::CharSetSpec;
 use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
@@ -164,11 +164,7 @@ impl RemoteCase {
     /// A boolean choice (`p` is sent when it is not one half).
     #[inline(never)]
     pub(crate) fn boolean(&mut self, p: f64) -> CaseResult<bool> {
-        let mut schema = vec![("type", Cbor::Text("boolean".into()))];
-        if p != 0.5 {
-            schema.push(("p", Cbor::Float(p)));
-        }
-        match self.generate(cbor::text_map(schema))? {
+        match self.generate(values::boolean_schema(p))? {
             Cbor::Bool(b) => Ok(b),
             other => Err(protocol("generate", "a boolean", &other)),
         }
@@ -214,6 +210,14 @@ impl RemoteCase {
     pub(crate) fn schema(&mut self, schema: &Value) -> CaseResult<Value> {
         let value = self.generate(values::to_cbor(schema))?;
         Ok(values::from_cbor(&value))
+    }
+
+    /// A whole value of a generator that has one schema.
+    #[inline(never)]
+    pub(crate) fn whole<T>(&mut self, whole: &WireSchema<'_, T>) -> CaseResult<T> {
+        let value = self.generate(whole.schema.clone())?;
+        (whole.parse)(&value)
+            .ok_or_else(|| protocol("generate", "a value of the schema sent", &value))
     }
 
     /// Opens a span.

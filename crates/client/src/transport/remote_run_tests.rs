@@ -3,7 +3,7 @@
 //! and how it refuses replies that are not what it asked for.
 
 use super::*;
-use crate::generators as gs;
+use crate::generators::{self as gs, Generator};
 use crate::transport::ServerAddress;
 use crate::transport::connection::ProtocolVersion;
 use geist_wire::PacketReader;
@@ -463,4 +463,46 @@ fn a_running_server_is_reached_on_a_unix_socket_or_tcp() {
         refused.contains("cannot connect to the Hegel server at unix:"),
         "{refused}"
     );
+}
+
+#[test]
+fn a_one_of_of_plain_generators_is_one_generate() {
+    let (connection, server) = scripted("0.15", |s| {
+        let (run, _) = s.run_test();
+        s.test_case(run, 2, false);
+        // The server draws the branch's integer; the client maps it.
+        let schema = s.generate(2, Cbor::Array(vec![cbor::integer(1), cbor::integer(15)]));
+        assert_eq!(
+            cbor::map_get(&schema, "type").and_then(cbor::as_text),
+            Some("one_of")
+        );
+        let Some(Cbor::Array(branches)) = cbor::map_get(&schema, "generators") else {
+            panic!("no generators in {schema:?}");
+        };
+        assert_eq!(branches.len(), 3);
+        assert_eq!(s.mark_complete(2).0, "VALID");
+        s.test_done(run, true, 0);
+    });
+    let connection = connection.expect("the handshake succeeds");
+    let mut seen = Vec::new();
+    run_on(
+        &connection,
+        &settings(),
+        "scripted",
+        &mut |tc: &mut TestCase| {
+            let v = tc.draw(gs::one_of(vec![
+                gs::sampled_from(vec![100i64, 200]).boxed(),
+                gs::integers::<i64>()
+                    .min_value(10)
+                    .max_value(20)
+                    .map(|x| -x)
+                    .boxed(),
+                gs::booleans().map(i64::from).boxed(),
+            ]));
+            seen.push(v);
+        },
+    )
+    .expect("the scripted run passes");
+    server.join().expect("the script ran to its end");
+    assert_eq!(seen, [-15]);
 }

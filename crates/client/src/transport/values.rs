@@ -228,6 +228,15 @@ pub(crate) fn float_schema(c: &FloatConstraints) -> Cbor {
     cbor::text_map(map)
 }
 
+/// The `boolean` schema (`p` is sent when it is not one half).
+pub(crate) fn boolean_schema(p: f64) -> Cbor {
+    let mut schema = vec![("type", Cbor::Text("boolean".into()))];
+    if p != 0.5 {
+        schema.push(("p", Cbor::Float(p)));
+    }
+    cbor::text_map(schema)
+}
+
 /// Whether a generated float is one `c` permits.
 pub(crate) fn float_permitted(c: &FloatConstraints, v: f64) -> bool {
     if v.is_nan() {
