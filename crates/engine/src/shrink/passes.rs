@@ -10,7 +10,8 @@ type ShrinkPass = fn(&mut Shrinker);
 
 /// One round of every pass, cheapest and most effective first.
 pub fn run_all(s: &mut Shrinker) {
-    let passes: [(&str, ShrinkPass); 10] = [
+    let passes: [(&str, ShrinkPass); 11] = [
+        ("remove_discarded", remove_discarded),
         ("delete_spans", delete_spans),
         ("delete_chunks", delete_chunks),
         ("simplify_spans", simplify_spans),
@@ -34,6 +35,36 @@ pub fn run_all(s: &mut Shrinker) {
             );
         }
     }
+}
+
+/// Deletes every discarded span (rejected filter attempts and the like) at
+/// once: they do not contribute to the value, and without them later
+/// candidates line up with the choices the test really uses.
+fn remove_discarded(s: &mut Shrinker) {
+    let mut ranges: Vec<(usize, usize)> = s
+        .best
+        .spans
+        .iter()
+        .filter(|sp| sp.discarded && sp.start < sp.end && sp.end <= s.best.nodes.len())
+        .map(|sp| (sp.start, sp.end))
+        .collect();
+    if ranges.is_empty() {
+        return;
+    }
+    ranges.sort_unstable();
+    let mut keep = vec![true; s.best.nodes.len()];
+    for (start, end) in ranges {
+        keep[start..end].iter_mut().for_each(|k| *k = false);
+    }
+    let candidate: Vec<ChoiceValue> = s
+        .best
+        .nodes
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(n, _)| n.value.clone())
+        .collect();
+    s.consider(candidate);
 }
 
 /// Deletes whole spans (list elements, tuple parts), largest structures first.
@@ -556,7 +587,9 @@ fn lower_and_delete(s: &mut Shrinker) {
         else {
             continue;
         };
-        if node.forced || *v == c.simplest() {
+        // Counts and sizes are bounded integers; lowering a free-ranging
+        // value by one is not what makes a later span deletable.
+        if node.forced || *v == c.simplest() || c.min.is_none() || c.max.is_none() {
             continue;
         }
         let lowered = if *v > c.simplest() { v - 1 } else { v + 1 };
