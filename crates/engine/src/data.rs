@@ -89,6 +89,10 @@ pub struct TestData {
     pub target_observations: Vec<(String, f64)>,
     /// Whether a replayed choice did not fit and was replaced.
     pub misaligned: bool,
+    /// Seconds the caller spent generating this test case's data (drawing
+    /// values, not running the test), as it measured them: the input of the
+    /// `too_slow` health check. The engine itself keeps no clock.
+    pub draw_seconds: f64,
     /// Recently drawn integers, reused now and then to provoke equal-value bugs.
     recent_integers: Vec<i128>,
 }
@@ -119,6 +123,7 @@ impl TestData {
             origin: None,
             target_observations: Vec::new(),
             misaligned: false,
+            draw_seconds: 0.0,
             recent_integers: Vec::new(),
         }
     }

@@ -236,6 +236,9 @@ struct Runner<'s, 't, 'd> {
     /// Early test cases that ran past the small-phase limit, in all and in a row.
     small_overruns: u64,
     small_overruns_in_a_row: u32,
+    /// Generation time reported for the test cases run before the tenth
+    /// valid one (the `too_slow` health check's window).
+    early_draw_seconds: f64,
 }
 
 /// The shrinker's way to run candidates: through the runner, so every test
@@ -286,6 +289,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             small_phase: true,
             small_overruns: 0,
             small_overruns_in_a_row: 0,
+            early_draw_seconds: 0.0,
         }
     }
 
@@ -528,6 +532,22 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             }
             if data.status == Some(Status::Overrun) && !small_overrun {
                 self.overruns += 1;
+            }
+            if self.result.valid_test_cases <= 10 {
+                self.early_draw_seconds += data.draw_seconds;
+                if self.early_draw_seconds > 1.0
+                    && self.fail_health_check(
+                        HealthCheck::TooSlow,
+                        format!(
+                            "Data generation is extremely slow: only {} valid test cases were                              generated in {:.2} seconds of drawing values ({} invalid ones).                              Generate smaller data (lower max_size, fewer nested collections,                              simpler regexes), or suppress the too_slow health check.",
+                            self.result.valid_test_cases,
+                            self.early_draw_seconds,
+                            self.result.invalid_test_cases
+                        ),
+                    )
+                {
+                    return;
+                }
             }
             if self.result.valid_test_cases < 10
                 && self.overruns >= 20
@@ -939,6 +959,7 @@ mod float_pair_shrinking {
 #[cfg(test)]
 mod health_checks {
     use super::*;
+    use crate::choice::IntegerConstraints;
     use crate::data::Collection;
 
     fn huge(data: &mut TestData) -> bool {
@@ -963,6 +984,42 @@ mod health_checks {
         };
         let result = run(&settings, &[], &mut huge);
         assert!(result.health_check_failure.is_none());
+    }
+
+    /// A test whose data takes `seconds` to generate per test case (as the
+    /// caller reports it: the engine keeps no clock).
+    fn slow_draws(seconds: f64) -> impl FnMut(&mut TestData) -> bool {
+        move |data: &mut TestData| {
+            let _ = data.draw_integer(IntegerConstraints::bounded(0, 1000));
+            data.draw_seconds = seconds;
+            true
+        }
+    }
+
+    #[test]
+    fn slow_generation_fails_too_slow_unless_suppressed() {
+        let settings = RunSettings {
+            test_cases: 100,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut slow_draws(0.3));
+        let message = result.health_check_failure.expect("too_slow");
+        assert!(message.contains("too_slow"), "{message}");
+        assert!(
+            result.test_cases <= 5,
+            "stopped early: {}",
+            result.test_cases
+        );
+        // Fast enough: 10 valid test cases in well under a second.
+        let result = run(&settings, &[], &mut slow_draws(0.05));
+        assert!(result.health_check_failure.is_none());
+        let settings = RunSettings {
+            suppress_health_checks: vec![HealthCheck::TooSlow],
+            ..settings
+        };
+        let result = run(&settings, &[], &mut slow_draws(0.3));
+        assert!(result.health_check_failure.is_none());
+        assert_eq!(result.valid_test_cases, 100);
     }
 }
 

@@ -480,7 +480,12 @@ fn execute_case(
             case_stream.reply(packet.message_id, Cbor::Null)?;
             return Ok(CaseEnd::Completed);
         }
-        match handle_command(&message, data, &mut state, cache, connection) {
+        // Time spent answering commands is generation time (the too_slow
+        // health check); the client's own time between commands is not.
+        let started = std::time::Instant::now();
+        let handled = handle_command(&message, data, &mut state, cache, connection);
+        data.draw_seconds += started.elapsed().as_secs_f64();
+        match handled {
             Ok(Ok(result)) => case_stream.reply(packet.message_id, result)?,
             Ok(Err((error, error_type))) => {
                 case_stream.reply_error(packet.message_id, &error, error_type)
