@@ -51,11 +51,13 @@ fn numbers_keep_their_bounds() {
                 .exclude_max(true),
         );
         let g = tc.draw(gs::floats::<f32>().allow_nan(false));
+        let finite_or_nan = tc.draw(gs::floats::<f64>().allow_infinity(false));
         assert!((-5..=5).contains(&a));
         assert!(b >= u128::MAX - 3);
         let _ = c;
         assert!((0.0..1.0).contains(&f));
         assert!(!g.is_nan());
+        assert!(!finite_or_nan.is_infinite());
     });
 }
 

@@ -5,9 +5,10 @@
 //! duplicate in a set (or a repeated map key) is rejected and another
 //! element drawn; after too many duplicates the collection stops.
 
-use super::{Generator, labels};
+use super::{Generator, WireSchema, labels};
 use crate::test_case::{CollectionSizer, TestCase, usage_error};
 use geist_engine::data::Collection;
+use geist_wire::cbor::{self, Value as Cbor};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::OnceLock;
@@ -125,6 +126,11 @@ impl<G: Generator> Generator for VecGenerator<G> {
     type Output = Vec<G::Output>;
 
     fn generate(&self, tc: &mut TestCase) -> Vec<G::Output> {
+        if tc.is_remote()
+            && let Some(whole) = self.wire_schema()
+        {
+            return tc.choose_whole(whole);
+        }
         let mut collection = self.sizing.start("vecs", tc);
         tc.start_span(labels::COLLECTION);
         let mut out = Vec::new();
@@ -139,6 +145,35 @@ impl<G: Generator> Generator for VecGenerator<G> {
         }
         tc.stop_span(false);
         out
+    }
+
+    /// A `list` schema when the elements have one. Unique vectors are left
+    /// out: the server compares raw values, the client compares (possibly
+    /// mapped) elements.
+    fn wire_schema(&self) -> Option<WireSchema<'_, Vec<G::Output>>> {
+        let (min, max) = (self.sizing.min_size, self.sizing.max_size);
+        if self.unique.is_some() || max.is_some_and(|m| m < min) {
+            return None;
+        }
+        let elements = self.elements.wire_schema()?;
+        let mut schema = vec![
+            ("type", Cbor::Text("list".into())),
+            ("elements", elements.schema.clone()),
+            ("min_size", cbor::integer(min as i128)),
+        ];
+        if let Some(max) = max {
+            schema.push(("max_size", cbor::integer(max as i128)));
+        }
+        Some(WireSchema {
+            schema: cbor::text_map(schema),
+            parse: Box::new(move |v| {
+                let Cbor::Array(items) = v else { return None };
+                if items.len() < min || max.is_some_and(|m| items.len() > m) {
+                    return None;
+                }
+                items.iter().map(|item| (elements.parse)(item)).collect()
+            }),
+        })
     }
 }
 

@@ -281,6 +281,13 @@ fn after_stop_test_nothing_more_is_sent_on_the_test_case() {
         s.reply(2, id, Cbor::Null);
         let (id, message) = s.request_on(2);
         assert_eq!(command(&message), "collection_more");
+        s.reply(2, id, Cbor::Bool(true));
+        // The element: a composite span, then the boolean.
+        let (id, message) = s.request_on(2);
+        assert_eq!(command(&message), "start_span");
+        s.reply(2, id, Cbor::Null);
+        let (id, message) = s.request_on(2);
+        assert_eq!(command(&message), "generate");
         s.reply_error(2, id, "StopTest", "StopTest");
         // Were the client to send mark_complete (or anything) on stream 2,
         // the next packet would not be the reply to test_done.
@@ -292,7 +299,9 @@ fn after_stop_test_nothing_more_is_sent_on_the_test_case() {
         &settings(),
         "scripted",
         &mut |tc: &mut TestCase| {
-            let _ = tc.draw(gs::vecs(gs::booleans()));
+            // Elements drawn one by one: a collection, not one list schema.
+            let element = gs::from_fn(|tc| tc.draw_silent(gs::booleans()));
+            let _ = tc.draw(gs::vecs(element));
             panic!("the test case should have stopped");
         },
     )

@@ -219,10 +219,18 @@ pub(crate) fn float_schema(c: &FloatConstraints) -> Cbor {
             Cbor::Bool(c.min == f64::NEG_INFINITY || c.max == f64::INFINITY),
         ),
     ];
-    if c.min.is_finite() {
+    // Without infinity the engine bounds an unbounded float by the largest
+    // finite value of its width; those are no bounds to send (Hypothesis
+    // refuses NaN alongside any bound).
+    let largest = if c.width == 32 {
+        f64::from(f32::MAX)
+    } else {
+        f64::MAX
+    };
+    if c.min.is_finite() && c.min != -largest {
         map.push(("min_value", Cbor::Float(c.min)));
     }
-    if c.max.is_finite() {
+    if c.max.is_finite() && c.max != largest {
         map.push(("max_value", Cbor::Float(c.max)));
     }
     cbor::text_map(map)
@@ -308,6 +316,37 @@ mod tests {
         assert_eq!(integer_choice(&c, &cbor::integer(11)), None);
         assert_eq!(integer_choice(&c, &Cbor::Text("3".into())), None);
         assert_eq!(integer_choice(&c, &cbor::integer(10)), Some(10));
+    }
+
+    #[test]
+    fn finite_unbounded_floats_send_no_bounds() {
+        for (width, largest) in [(64u8, f64::MAX), (32, f64::from(f32::MAX))] {
+            let c = FloatConstraints {
+                min: -largest,
+                max: largest,
+                allow_nan: true,
+                width,
+            };
+            let schema = float_schema(&c);
+            assert_eq!(cbor::map_get(&schema, "min_value"), None);
+            assert_eq!(cbor::map_get(&schema, "max_value"), None);
+            assert_eq!(
+                cbor::map_get(&schema, "allow_infinity"),
+                Some(&Cbor::Bool(false))
+            );
+        }
+        let bounded = FloatConstraints {
+            min: 0.5,
+            max: f64::INFINITY,
+            allow_nan: false,
+            width: 64,
+        };
+        let schema = float_schema(&bounded);
+        assert_eq!(cbor::map_get(&schema, "min_value"), Some(&Cbor::Float(0.5)));
+        assert_eq!(
+            cbor::map_get(&schema, "allow_infinity"),
+            Some(&Cbor::Bool(true))
+        );
     }
 
     #[test]
