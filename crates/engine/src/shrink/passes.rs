@@ -728,16 +728,7 @@ fn redistribute_pairs(s: &mut Shrinker) {
                         } else {
                             (x.checked_add_unsigned(k), y.checked_sub_unsigned(k))
                         };
-                        let (Some(nx), Some(ny)) = (nx, ny) else {
-                            return false;
-                        };
-                        if !ca.permits(nx) || !cb.permits(ny) || s.exhausted() {
-                            return false;
-                        }
-                        let mut candidate = s.best.choices();
-                        candidate[i] = ChoiceValue::Integer(nx);
-                        candidate[j] = ChoiceValue::Integer(ny);
-                        s.consider(candidate)
+                        try_integer_pair(s, (i, &ca, nx), (j, &cb, ny))
                     };
                     // Every probe moves k from the original pair, so the
                     // successes form a prefix of 1..full.
@@ -934,19 +925,7 @@ fn lower_pairs_together(s: &mut Shrinker) {
             } else {
                 (x.checked_add_unsigned(k), y.checked_add_unsigned(k))
             };
-            let (Some(nx), Some(ny)) = (nx, ny) else {
-                return false;
-            };
-            if !ca.permits(nx) || !cb.permits(ny) || s.exhausted() {
-                return false;
-            }
-            let mut candidate = s.best.choices();
-            if j >= candidate.len() {
-                return false;
-            }
-            candidate[i] = ChoiceValue::Integer(nx);
-            candidate[j] = ChoiceValue::Integer(ny);
-            s.consider(candidate)
+            try_integer_pair(s, (i, &ca, nx), (j, &cb, ny))
         };
         // Every probe moves both from the original pair.
         if !shift(s, room) {
@@ -954,4 +933,23 @@ fn lower_pairs_together(s: &mut Shrinker) {
         }
         i = j;
     }
+}
+
+/// Tries the best example with the integers at two positions replaced, when
+/// both new values exist and are permitted there.
+fn try_integer_pair(
+    s: &mut Shrinker,
+    (i, ci, vi): (usize, &crate::choice::IntegerConstraints, Option<i128>),
+    (j, cj, vj): (usize, &crate::choice::IntegerConstraints, Option<i128>),
+) -> bool {
+    let (Some(vi), Some(vj)) = (vi, vj) else {
+        return false;
+    };
+    if !ci.permits(vi) || !cj.permits(vj) || s.exhausted() || j >= s.best.nodes.len() {
+        return false;
+    }
+    let mut candidate = s.best.choices();
+    candidate[i] = ChoiceValue::Integer(vi);
+    candidate[j] = ChoiceValue::Integer(vj);
+    s.consider(candidate)
 }
