@@ -1,7 +1,7 @@
 //! geist: property-based testing for Rust with Hypothesis-grade shrinking.
 //!
 //! A property is a function of a [`TestCase`] that draws values from
-//! [generators](generators) and panics when something is wrong. [`check`]
+//! [generators] and panics when something is wrong. [`check`]
 //! runs it on many generated test cases in-process, on geist's engine; when
 //! one fails it shrinks the failure to a minimal example, replays it, and
 //! panics with a report naming every drawn value, the notes, the original
