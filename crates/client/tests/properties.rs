@@ -31,9 +31,13 @@ fn fails(test_cases: u64, mut property: impl FnMut(&mut TestCase)) -> String {
 
 #[test]
 fn the_transport_is_the_one_the_environment_names() {
-    let wire = std::env::var("GEIST_SERVER_COMMAND").is_ok_and(|c| !c.trim().is_empty());
+    let set = |name| std::env::var(name).is_ok_and(|c: String| !c.trim().is_empty());
+    let wire = set("GEIST_SERVER_COMMAND") || set("GEIST_SERVER_ADDRESS");
     assert_eq!(
-        matches!(Settings::new().get_transport(), Transport::Server(_)),
+        matches!(
+            Settings::new().get_transport(),
+            Transport::Server(_) | Transport::Connect(_)
+        ),
         wire
     );
 }
