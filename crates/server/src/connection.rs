@@ -6,6 +6,7 @@
 //! channel with a timeout, so a silent client can never hang the server.
 
 use crate::ProtocolVersion;
+use crate::spin::SpinPolicy;
 use geist_wire::cbor::{self, Value};
 use geist_wire::{DecodeError, MessageCounter, Packet, PacketReader, ReadError, StreamIdAllocator};
 use std::collections::HashMap;
@@ -50,6 +51,8 @@ pub struct Connection {
     pub timeout: Duration,
     /// Whether to log protocol traffic to stderr.
     pub debug: bool,
+    /// When streams poll for packets before sleeping.
+    spin: SpinPolicy,
 }
 
 impl Connection {
@@ -67,6 +70,7 @@ impl Connection {
             version,
             timeout,
             debug,
+            spin: SpinPolicy::new(),
         })
     }
 
@@ -191,9 +195,6 @@ impl Connection {
     }
 }
 
-/// How long a stream polls for the next packet before sleeping.
-const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
-
 /// One side's view of a stream: its id, incoming packets and outgoing message ids.
 pub struct Stream {
     /// The stream id.
@@ -207,25 +208,17 @@ impl Stream {
     /// Waits for the next packet on this stream.
     pub fn receive(&self) -> Result<Packet, StreamError> {
         // The client usually answers within microseconds: poll briefly before
-        // sleeping, since waking a sleeping thread costs more than the answer.
-        let spin_until = std::time::Instant::now() + SPIN;
-        let first = loop {
-            match self.receiver.try_recv() {
-                Ok(packet) => break Some(Ok(packet)),
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => break Some(Err(())),
-                Err(std::sync::mpsc::TryRecvError::Empty) => {
-                    if std::time::Instant::now() >= spin_until {
-                        break None;
-                    }
-                    std::thread::yield_now();
+        // sleeping when that is the faster way to wait (see `spin`).
+        let received = self.connection.spin.wait(
+            || match self.receiver.try_recv() {
+                Ok(packet) => Some(Ok(packet)),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    Some(Err(RecvTimeoutError::Disconnected))
                 }
-            }
-        };
-        let received = match first {
-            Some(Ok(packet)) => Ok(packet),
-            Some(Err(())) => Err(RecvTimeoutError::Disconnected),
-            None => self.receiver.recv_timeout(self.connection.timeout),
-        };
+                Err(std::sync::mpsc::TryRecvError::Empty) => None,
+            },
+            || self.receiver.recv_timeout(self.connection.timeout),
+        );
         match received {
             Ok(packet) if packet.is_stream_close() => Err(StreamError::StreamClosed(self.id)),
             Ok(packet) => Ok(packet),

@@ -9,6 +9,7 @@
 pub mod connection;
 pub mod convert;
 pub mod session;
+pub mod spin;
 
 use connection::{Connection, ReaderEnd, reader_loop};
 use geist_wire::cbor::{self, Value as Cbor};

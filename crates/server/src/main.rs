@@ -1,5 +1,6 @@
 //! `geist-server`: the Hegel server executable. Protocol on stdin/stdout, logs on stderr.
 
+use geist_server::spin::SpinPolicy;
 use geist_server::{DEFAULT_VERSION, ProtocolVersion, SUPPORTED_VERSIONS, ServerConfig, serve};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -7,12 +8,12 @@ use std::time::Duration;
 const USAGE: &str = "usage: geist-server [--stdio] [--verbosity quiet|normal|verbose|debug] [--protocol-version V] [--version]";
 
 /// Standard input read without sleeping for the first microseconds of each
-/// wait: the descriptor is non-blocking, a read that finds nothing polls again
-/// for a short while, then sleeps in `poll(2)` until data arrives. A client
-/// answers within microseconds, far less than it takes to wake a sleeping
-/// thread.
+/// wait while that pays (see `geist_server::spin`): the descriptor is
+/// non-blocking, a read that finds nothing polls again for a short while,
+/// then sleeps in `poll(2)` until data arrives.
 struct SpinningInput {
     file: std::fs::File,
+    spin: SpinPolicy,
 }
 
 impl SpinningInput {
@@ -24,38 +25,50 @@ impl SpinningInput {
         if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(SpinningInput { file })
+        Ok(SpinningInput {
+            file,
+            spin: SpinPolicy::new(),
+        })
     }
 }
 
 impl std::io::Read for SpinningInput {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         use std::os::fd::AsRawFd;
-        let spin_until = std::time::Instant::now() + std::time::Duration::from_micros(50);
-        loop {
-            match std::io::Read::read(&mut self.file, buf) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if std::time::Instant::now() < spin_until {
-                        std::thread::yield_now();
-                        continue;
-                    }
-                    let mut poll = libc::pollfd {
-                        fd: self.file.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    };
-                    // SAFETY: one valid pollfd, length 1, no timeout.
-                    let ready = unsafe { libc::poll(&mut poll, 1, -1) };
-                    if ready < 0 {
-                        let error = std::io::Error::last_os_error();
-                        if error.kind() != std::io::ErrorKind::Interrupted {
-                            return Err(error);
-                        }
-                    }
-                }
-                other => return other,
+        let fd = self.file.as_raw_fd();
+        let file = std::cell::RefCell::new((&mut self.file, buf));
+        let attempt = || {
+            let mut borrowed = file.borrow_mut();
+            let (file, buf) = &mut *borrowed;
+            match std::io::Read::read(file, buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
+                other => Some(other),
             }
-        }
+        };
+        self.spin.wait(attempt, || {
+            loop {
+                let mut poll = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd, length 1, no timeout.
+                let ready = unsafe { libc::poll(&mut poll, 1, -1) };
+                if ready < 0 {
+                    let error = std::io::Error::last_os_error();
+                    if error.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(error);
+                    }
+                    continue;
+                }
+                let mut borrowed = file.borrow_mut();
+                let (file, buf) = &mut *borrowed;
+                match std::io::Read::read(file, buf) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    other => return other,
+                }
+            }
+        })
     }
 }
 
