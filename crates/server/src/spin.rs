@@ -80,7 +80,11 @@ impl SpinPolicy {
     fn record(&self, polled: bool, took: Duration) {
         let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
         if let Phase::Sampling { polling, sleeping } = &mut *phase {
-            let slot = if polled { &mut *polling } else { &mut *sleeping };
+            let slot = if polled {
+                &mut *polling
+            } else {
+                &mut *sleeping
+            };
             slot.0 += took.min(CAP);
             slot.1 += 1;
             if polling.1 >= SAMPLES && sleeping.1 >= SAMPLES {
