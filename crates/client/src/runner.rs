@@ -155,8 +155,15 @@ pub fn run_property(
     let mut first_panic: Option<CapturedPanic> = None;
     // Saved failures are replayed first; failures are saved as they are found
     // and shrunk, and entries that no longer fail are deleted.
+    // Draws are timed for the too_slow health check until ten test cases passed.
+    let mut passed = 0u32;
     let result = geist_engine::run_with_database(&run_settings, handle, &mut |data| {
-        match run_one(&mut tc, data, test, debug) {
+        tc.time_draws = passed < 10;
+        let outcome = run_one(&mut tc, data, test, debug);
+        if matches!(outcome, Outcome::Passed) {
+            passed += 1;
+        }
+        match outcome {
             Outcome::Usage(message) => {
                 usage = Some(message);
                 return false;

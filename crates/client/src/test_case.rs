@@ -68,6 +68,10 @@ pub struct TestCase {
     /// While a state machine step runs (and recording): its line in the
     /// recording, its rule and the values it drew so far.
     step: Option<(usize, String, Vec<String>)>,
+    /// Whether outermost draws are timed, for the engine's `too_slow` health
+    /// check (only its first test cases need it, so the clock is not read
+    /// on every draw of a run).
+    pub(crate) time_draws: bool,
 }
 
 impl TestCase {
@@ -80,6 +84,7 @@ impl TestCase {
             draws: 0,
             steps: 0,
             step: None,
+            time_draws: false,
         }
     }
 
@@ -115,9 +120,19 @@ impl TestCase {
 
     /// Draws a value that is not printed (for types without `Debug`).
     pub fn draw_silent<G: Generator>(&mut self, generator: G) -> G::Output {
+        self.generate_timed(generator)
+    }
+
+    /// Runs a generator one draw deeper, timing outermost draws when asked.
+    #[inline]
+    fn generate_timed<G: Generator>(&mut self, generator: G) -> G::Output {
+        let started = (self.time_draws && self.depth == 0).then(std::time::Instant::now);
         self.depth += 1;
         let value = generator.generate(self);
         self.depth -= 1;
+        if let Some(started) = started {
+            self.data.draw_seconds += started.elapsed().as_secs_f64();
+        }
         value
     }
 
@@ -126,9 +141,7 @@ impl TestCase {
     where
         G::Output: Debug,
     {
-        self.depth += 1;
-        let value = generator.generate(self);
-        self.depth -= 1;
+        let value = self.generate_timed(generator);
         if self.depth == 0 {
             self.draws += 1;
             if self.step.is_some() {

@@ -2,7 +2,7 @@
 //! the panic message and location, a reproduce line; and quiet shrinking.
 
 use geist::generators as gs;
-use geist::{Settings, TestCase, check, run_property};
+use geist::{Generator, Settings, TestCase, check, run_property};
 use std::process::Command;
 
 fn settings(seed: u64) -> Settings {
@@ -110,6 +110,35 @@ fn rejecting_everything_fails_the_filter_health_check() {
     let result = run_property(&suppressed, &mut |tc: &mut TestCase| {
         let n: u64 = tc.draw(gs::integers::<u64>());
         tc.assume(n == 12345);
+    });
+    assert!(result.is_ok(), "{result:?}");
+}
+
+#[test]
+fn slow_generation_fails_the_too_slow_health_check() {
+    // Each draw takes 150 ms to generate; a slow test body would not count.
+    let slow = || {
+        gs::integers::<u8>().map(|x| {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            x
+        })
+    };
+    let report = run_property(&settings(27), &mut |tc: &mut TestCase| {
+        let _: u8 = tc.draw(slow());
+    })
+    .expect_err("a health check failure");
+    assert!(report.contains("too_slow"), "{report}");
+    let suppressed = settings(27)
+        .suppress_health_check([geist::HealthCheck::TooSlow])
+        .test_cases(12);
+    let result = run_property(&suppressed, &mut |tc: &mut TestCase| {
+        let _: u8 = tc.draw(slow());
+    });
+    assert!(result.is_ok(), "{result:?}");
+    // A slow test body with fast draws passes.
+    let result = run_property(&settings(27).test_cases(12), &mut |tc: &mut TestCase| {
+        let _: u8 = tc.draw(gs::integers::<u8>());
+        std::thread::sleep(std::time::Duration::from_millis(150));
     });
     assert!(result.is_ok(), "{result:?}");
 }
