@@ -53,6 +53,8 @@ pub struct Connection {
     pub debug: bool,
     /// When streams poll for packets before sleeping.
     spin: SpinPolicy,
+    /// Whether a written packet awaits a flush.
+    deferred: std::sync::atomic::AtomicBool,
 }
 
 impl Connection {
@@ -71,11 +73,36 @@ impl Connection {
             timeout,
             debug,
             spin: SpinPolicy::new(),
+            deferred: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
     /// Writes one packet (whole, under the writer lock) and flushes.
     pub fn send(&self, packet: &Packet) -> Result<(), StreamError> {
+        self.write_packet(packet, true)
+    }
+
+    /// Writes one packet without flushing: it leaves with the next packet
+    /// sent, or before any stream waits for the client (so the client never
+    /// waits on it). The reply that ends a test case goes this way and
+    /// shares one write with the next `test_case` event.
+    pub fn send_deferred(&self, packet: &Packet) -> Result<(), StreamError> {
+        self.write_packet(packet, false)
+    }
+
+    /// Flushes a packet left by [`Connection::send_deferred`], if any.
+    pub fn flush_deferred(&self) -> Result<(), StreamError> {
+        if !self
+            .deferred
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            return Ok(());
+        }
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        writer.flush().map_err(|_| StreamError::Closed)
+    }
+
+    fn write_packet(&self, packet: &Packet, flush: bool) -> Result<(), StreamError> {
         if self.debug {
             eprintln!(
                 "geist-server: send stream={} id={} reply={} {}",
@@ -87,10 +114,16 @@ impl Connection {
         }
         let bytes = packet.to_bytes();
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        writer
-            .write_all(&bytes)
-            .and_then(|_| writer.flush())
-            .map_err(|_| StreamError::Closed)
+        writer.write_all(&bytes).map_err(|_| StreamError::Closed)?;
+        if flush {
+            self.deferred
+                .store(false, std::sync::atomic::Ordering::Release);
+            writer.flush().map_err(|_| StreamError::Closed)
+        } else {
+            self.deferred
+                .store(true, std::sync::atomic::Ordering::Release);
+            Ok(())
+        }
     }
 
     /// Sends an error reply.
@@ -207,6 +240,7 @@ pub struct Stream {
 impl Stream {
     /// Waits for the next packet on this stream.
     pub fn receive(&self) -> Result<Packet, StreamError> {
+        self.connection.flush_deferred()?;
         // The client usually answers within microseconds: poll briefly before
         // sleeping when that is the faster way to wait (see `spin`).
         let received = self.connection.spin.wait(
@@ -262,6 +296,14 @@ impl Stream {
         let payload = cbor::encode(&cbor::text_map([("result", value)]));
         self.connection
             .send(&Packet::reply(self.id, message_id, payload))
+    }
+
+    /// Replies `{"result": value}`, leaving the flush to the next packet
+    /// sent or wait (see [`Connection::send_deferred`]).
+    pub fn reply_deferred(&self, message_id: u32, value: Value) -> Result<(), StreamError> {
+        let payload = cbor::encode(&cbor::text_map([("result", value)]));
+        self.connection
+            .send_deferred(&Packet::reply(self.id, message_id, payload))
     }
 
     /// Replies with an error.

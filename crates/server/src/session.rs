@@ -477,7 +477,7 @@ fn execute_case(
             };
             data.conclude(status, origin);
             case_stream.complete();
-            case_stream.reply(packet.message_id, Cbor::Null)?;
+            case_stream.reply_deferred(packet.message_id, Cbor::Null)?;
             return Ok(CaseEnd::Completed);
         }
         // Time spent answering commands is generation time (the too_slow
@@ -528,6 +528,7 @@ pub fn run_test(connection: Arc<Connection>, stream: Stream, request: RunRequest
     if let Err(e) = run_test_inner(&connection, &stream, &request) {
         eprintln!("geist-server: test run on stream {} ended: {e}", stream.id);
     }
+    let _ = connection.flush_deferred();
 }
 
 fn run_test_inner(
@@ -724,6 +725,7 @@ pub fn single_test_case(connection: Arc<Connection>, stream: Stream, seed: Optio
     let mut cache = SchemaCache::new();
     let outcome = execute_case(&connection, &stream, &mut data, true, &mut cache);
     if let Err(e) = outcome {
+        let _ = connection.flush_deferred();
         eprintln!(
             "geist-server: single test case on stream {} ended: {e}",
             stream.id
