@@ -58,21 +58,29 @@ fn run_one(
                 }
                 Err(other) => other,
             };
-            let panic = take_last_panic().unwrap_or_else(|| CapturedPanic {
-                message: describe_payload(payload.as_ref()),
-                location: None,
-            });
-            let origin = panic
-                .location
-                .clone()
-                .unwrap_or_else(|| format!("panic: {}", panic.message));
+            let (panic, origin) = failure_of(payload.as_ref());
             data.conclude(Status::Interesting, Some(origin));
             Outcome::Failed(panic)
         }
     }
 }
 
-pub(crate) fn describe_payload(payload: &(dyn std::any::Any + Send)) -> String {
+/// The panic a test case failed with (as the hook captured it, or from its
+/// payload) and the failure's origin: its location, which tells distinct
+/// failures apart, or its message when the location is unknown.
+pub(crate) fn failure_of(payload: &(dyn std::any::Any + Send)) -> (CapturedPanic, String) {
+    let panic = take_last_panic().unwrap_or_else(|| CapturedPanic {
+        message: describe_payload(payload),
+        location: None,
+    });
+    let origin = panic
+        .location
+        .clone()
+        .unwrap_or_else(|| format!("panic: {}", panic.message));
+    (panic, origin)
+}
+
+fn describe_payload(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

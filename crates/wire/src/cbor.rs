@@ -189,17 +189,21 @@ pub fn integer(n: i128) -> Value {
             ciborium::value::Integer::try_from(n).expect("within CBOR's native integer range"),
         )
     } else if n >= 0 {
-        Value::Tag(
-            TAG_POSITIVE_BIGNUM,
-            Box::new(Value::Bytes(minimal_be(n as u128))),
-        )
+        bignum(false, n as u128)
     } else {
-        let magnitude = (-1 - n) as u128;
-        Value::Tag(
-            TAG_NEGATIVE_BIGNUM,
-            Box::new(Value::Bytes(minimal_be(magnitude))),
-        )
+        bignum(true, (-1 - n) as u128)
     }
+}
+
+/// A CBOR bignum (tag 2 or 3) with minimal big-endian bytes: `n` itself, or
+/// when `negative` the value `-1 - n` (CBOR's encoding of negatives).
+pub fn bignum(negative: bool, n: u128) -> Value {
+    let tag = if negative {
+        TAG_NEGATIVE_BIGNUM
+    } else {
+        TAG_POSITIVE_BIGNUM
+    };
+    Value::Tag(tag, Box::new(Value::Bytes(minimal_be(n))))
 }
 
 fn minimal_be(n: u128) -> Vec<u8> {

@@ -11,8 +11,8 @@
 use super::case::{CaseError, RemoteCase};
 use super::connection::{Connection, Incoming, StreamHandle};
 use super::{Transport, WireError};
-use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
-use crate::runner::{Outcome, RunSummary, describe_payload, failure_section, format_report};
+use crate::panic_capture::{CaptureGuard, CapturedPanic};
+use crate::runner::{Outcome, RunSummary, failure_of, failure_section, format_report};
 use crate::settings::{Settings, Verbosity};
 use crate::test_case::{RemoteFailure, StopSignal, TestCase, UsageError};
 use geist_wire::cbor::{self, Value as Cbor};
@@ -287,14 +287,7 @@ fn answer_test_case(
                     location: None,
                 })
             } else {
-                let panic = take_last_panic().unwrap_or_else(|| CapturedPanic {
-                    message: describe_payload(payload.as_ref()),
-                    location: None,
-                });
-                let origin = panic
-                    .location
-                    .clone()
-                    .unwrap_or_else(|| format!("panic: {}", panic.message));
+                let (panic, origin) = failure_of(payload.as_ref());
                 case.complete("INTERESTING", Some(&origin))?;
                 if seen.first_panic.is_none() {
                     seen.first_panic = Some(panic.clone());

@@ -119,18 +119,12 @@ impl WideInteger {
                 // Within CBOR's native range: -2^64 <= value < 0.
                 cbor::integer(-(self.magnitude as i128))
             } else {
-                Cbor::Tag(
-                    cbor::TAG_NEGATIVE_BIGNUM,
-                    Box::new(Cbor::Bytes(minimal_be(n))),
-                )
+                cbor::bignum(true, n)
             }
         } else {
             match u64::try_from(self.magnitude) {
                 Ok(small) => Cbor::Integer(small.into()),
-                Err(_) => Cbor::Tag(
-                    cbor::TAG_POSITIVE_BIGNUM,
-                    Box::new(Cbor::Bytes(minimal_be(self.magnitude))),
-                ),
+                Err(_) => cbor::bignum(false, self.magnitude),
             }
         }
     }
@@ -170,15 +164,6 @@ impl WideInteger {
             _ => None,
         }
     }
-}
-
-fn minimal_be(n: u128) -> Vec<u8> {
-    let bytes = n.to_be_bytes();
-    let first = bytes
-        .iter()
-        .position(|b| *b != 0)
-        .unwrap_or(bytes.len() - 1);
-    bytes[first..].to_vec()
 }
 
 /// The `integer` schema for a choice: bounds relative to the shrink target,
