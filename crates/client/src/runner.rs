@@ -18,6 +18,7 @@ use geist_engine::data::DEFAULT_MAX_CHOICES;
 use geist_engine::database::{DirectoryDatabase, ExampleDatabase};
 use geist_engine::{Phases, RunResult, RunSettings, Status, TestData};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
 
 /// How one test case ended.
 pub(crate) enum Outcome {
@@ -32,18 +33,31 @@ pub(crate) enum Outcome {
 }
 
 /// Runs one test case on `data` and concludes it.
+///
+/// A test case that passes but takes longer than `deadline` fails (see
+/// [`deadline_exceeded`]).
 fn run_one(
     tc: &mut TestCase,
     data: &mut TestData,
     test: &mut dyn FnMut(&mut TestCase),
     record: bool,
+    deadline: Option<Duration>,
+    is_final: bool,
 ) -> Outcome {
     std::mem::swap(&mut tc.data, data);
     tc.reset(record);
+    let started = deadline.map(|_| Instant::now());
     let outcome = catch_unwind(AssertUnwindSafe(|| test(tc)));
+    let elapsed = started.map(|s| s.elapsed());
     std::mem::swap(&mut tc.data, data);
     match outcome {
-        Ok(()) => Outcome::Passed,
+        Ok(()) => match deadline_exceeded(deadline, is_final, elapsed) {
+            Some(panic) => {
+                data.conclude(Status::Interesting, Some(DEADLINE_ORIGIN.into()));
+                Outcome::Failed(panic)
+            }
+            None => Outcome::Passed,
+        },
         Err(payload) => {
             if payload.is::<StopSignal>() {
                 if data.status.is_none() {
@@ -63,6 +77,36 @@ fn run_one(
             Outcome::Failed(panic)
         }
     }
+}
+
+/// The origin of a failure by exceeding the deadline.
+pub(crate) const DEADLINE_ORIGIN: &str = "deadline exceeded";
+
+/// Hypothesis's deadline: a test case that passed but took longer than the
+/// deadline is a failure, reported with its duration. The search allows a
+/// quarter more than the deadline, so that the final replay (held to the
+/// deadline itself) rarely passes where the search failed.
+pub(crate) fn deadline_exceeded(
+    deadline: Option<Duration>,
+    is_final: bool,
+    elapsed: Option<Duration>,
+) -> Option<CapturedPanic> {
+    let (deadline, elapsed) = (deadline?, elapsed?);
+    let limit = if is_final {
+        deadline
+    } else {
+        deadline.mul_f64(1.25)
+    };
+    (elapsed > limit).then(|| CapturedPanic {
+        message: format!(
+            "Deadline exceeded: this test case took {:.2} ms, more than the deadline of {:.2} ms \
+             (Settings::deadline, GEIST_DEADLINE_MS). If this is expected, raise the deadline or \
+             remove it.",
+            elapsed.as_secs_f64() * 1e3,
+            deadline.as_secs_f64() * 1e3
+        ),
+        location: None,
+    })
 }
 
 /// The panic a test case failed with (as the hook captured it, or from its
@@ -167,7 +211,7 @@ pub fn run_property(
     let mut passed = 0u32;
     let result = geist_engine::run_with_database(&run_settings, handle, &mut |data| {
         tc.time_draws = passed < 10;
-        let outcome = run_one(&mut tc, data, test, debug);
+        let outcome = run_one(&mut tc, data, test, debug, settings.deadline, false);
         if matches!(outcome, Outcome::Passed) {
             passed += 1;
         }
@@ -237,7 +281,7 @@ pub fn run_property(
     let mut sections = Vec::new();
     for failure in &result.failures {
         let mut data = TestData::replaying(failure.choices.clone(), DEFAULT_MAX_CHOICES);
-        let outcome = run_one(&mut tc, &mut data, test, true);
+        let outcome = run_one(&mut tc, &mut data, test, true, settings.deadline, true);
         let recording = tc.take_recording().unwrap_or_default();
         sections.push(failure_section(&recording, outcome));
     }
@@ -312,6 +356,7 @@ pub(crate) fn failure_section(recording: &Recording, outcome: Outcome) -> String
         Outcome::Failed(panic) => {
             match &panic.location {
                 Some(location) => out.push_str(&format!("panicked at {location}:\n")),
+                None if panic.message.starts_with("Deadline exceeded") => {}
                 None => out.push_str("panicked:\n"),
             }
             out.push_str(&panic.message);

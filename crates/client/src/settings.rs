@@ -51,6 +51,7 @@ pub struct Settings {
     pub(crate) verbosity: Verbosity,
     pub(crate) report_multiple_failures: bool,
     pub(crate) max_shrink_calls: usize,
+    pub(crate) deadline: Option<std::time::Duration>,
     pub(crate) name: Option<String>,
     pub(crate) transport: Transport,
     /// Environment variables that could not be used, reported when the run starts.
@@ -95,6 +96,7 @@ impl Settings {
             verbosity: Verbosity::Normal,
             report_multiple_failures: true,
             max_shrink_calls: 5_000,
+            deadline: None,
             name: None,
             transport: Transport::InProcess,
             environment_errors: Vec::new(),
@@ -130,6 +132,19 @@ impl Settings {
                 None => settings.environment_errors.push(format!(
                     "GEIST_VERBOSITY={text:?} is not one of quiet, normal, verbose, debug"
                 )),
+            }
+        }
+        if let Some(text) = env.get("GEIST_DEADLINE_MS") {
+            match text.trim() {
+                "" | "none" | "off" => settings.deadline = None,
+                number => match number.parse::<f64>() {
+                    Ok(ms) if ms.is_finite() && ms > 0.0 => {
+                        settings.deadline = Some(std::time::Duration::from_secs_f64(ms / 1e3))
+                    }
+                    _ => settings.environment_errors.push(format!(
+                        "GEIST_DEADLINE_MS={text:?} is not a positive number of milliseconds or none"
+                    )),
+                },
             }
         }
         if let Some(text) = env.get("GEIST_DERANDOMIZE") {
@@ -194,6 +209,16 @@ impl Settings {
     /// run (keyed by the property's name); `None` for no database.
     pub fn database(mut self, path: Option<impl Into<PathBuf>>) -> Settings {
         self.database = path.map(Into::into);
+        self
+    }
+
+    /// Fails any test case that passes but takes longer than `deadline`
+    /// (Hypothesis's deadline; the search allows a quarter more, the final
+    /// replay of the failure is held to the deadline itself). `None`, the
+    /// default, sets no limit. From the environment: `GEIST_DEADLINE_MS=n`
+    /// or `none`.
+    pub fn deadline(mut self, deadline: Option<std::time::Duration>) -> Settings {
+        self.deadline = deadline;
         self
     }
 

@@ -144,6 +144,29 @@ fn slow_generation_fails_the_too_slow_health_check() {
 }
 
 #[test]
+fn test_cases_over_the_deadline_fail_and_shrink() {
+    // Slow only from 100 up: the failure shrinks to the smallest slow value.
+    let mut slow_from_100 = |tc: &mut TestCase| {
+        let n: u8 = tc.draw(gs::integers::<u8>());
+        if n >= 100 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    let report = run_property(
+        &settings(28).deadline(Some(std::time::Duration::from_millis(25))),
+        &mut slow_from_100,
+    )
+    .expect_err("a test case over the deadline fails");
+    assert!(report.contains("Deadline exceeded"), "{report}");
+    assert!(report.contains("deadline of 25.00 ms"), "{report}");
+    assert!(report.contains("draw 1 = 100"), "{report}");
+    assert!(!report.contains("panicked"), "{report}");
+    // No deadline by default.
+    let result = run_property(&settings(28).test_cases(20), &mut slow_from_100);
+    assert!(result.is_ok(), "{result:?}");
+}
+
+#[test]
 fn flaky_failure_is_reported_as_such() {
     let mut calls = 0u32;
     let report = run_property(

@@ -283,3 +283,19 @@ fn a_server_killed_mid_run_ends_the_run_with_an_error() {
     assert!(report.contains("exited unexpectedly"), "{report}");
     assert!(started.elapsed() < Duration::from_secs(15), "{report}");
 }
+
+#[test]
+fn the_deadline_holds_over_the_wire() {
+    let report = run_property(
+        &settings(server(&[])).deadline(Some(Duration::from_millis(25))),
+        &mut |tc: &mut TestCase| {
+            let n: u8 = tc.draw(gs::integers::<u8>());
+            if n >= 100 {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        },
+    )
+    .expect_err("a test case over the deadline fails");
+    assert!(report.contains("Deadline exceeded"), "{report}");
+    assert!(report.contains("draw 1 = 100"), "{report}");
+}

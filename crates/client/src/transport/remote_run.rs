@@ -12,7 +12,10 @@ use super::case::{CaseError, RemoteCase};
 use super::connection::{Connection, Incoming, StreamHandle};
 use super::{Transport, WireError};
 use crate::panic_capture::{CaptureGuard, CapturedPanic};
-use crate::runner::{Outcome, RunSummary, failure_of, failure_section, format_report};
+use crate::runner::{
+    DEADLINE_ORIGIN, Outcome, RunSummary, deadline_exceeded, failure_of, failure_section,
+    format_report,
+};
 use crate::settings::{Settings, Verbosity};
 use crate::test_case::{RemoteFailure, StopSignal, TestCase, UsageError};
 use geist_wire::cbor::{self, Value as Cbor};
@@ -171,8 +174,15 @@ pub(crate) fn run_on(
     let results = loop {
         let event = run_stream.next_request().map_err(transport_failure)?;
         match event_name(&event) {
-            "test_case" => answer_test_case(&run_stream, &event, &mut tc, test, &mut seen)
-                .map_err(transport_failure)?,
+            "test_case" => answer_test_case(
+                &run_stream,
+                &event,
+                &mut tc,
+                test,
+                &mut seen,
+                settings.deadline,
+            )
+            .map_err(transport_failure)?,
             "test_done" => {
                 run_stream
                     .reply(event.message_id, Cbor::Bool(true))
@@ -194,8 +204,15 @@ pub(crate) fn run_on(
                 event_name(&event)
             ))));
         }
-        answer_test_case(&run_stream, &event, &mut tc, test, &mut seen)
-            .map_err(transport_failure)?;
+        answer_test_case(
+            &run_stream,
+            &event,
+            &mut tc,
+            test,
+            &mut seen,
+            settings.deadline,
+        )
+        .map_err(transport_failure)?;
     }
     run_stream.close();
     report(settings, seed, results, seen)
@@ -216,6 +233,7 @@ fn answer_test_case(
     tc: &mut TestCase,
     test: &mut dyn FnMut(&mut TestCase),
     seen: &mut Observations,
+    deadline: Option<std::time::Duration>,
 ) -> Result<(), WireError> {
     let stream_id = cbor::map_get(&event.message, "stream_id")
         .and_then(cbor::as_i128)
@@ -246,17 +264,28 @@ fn answer_test_case(
 
     tc.remote = Some(Box::new(case));
     tc.reset(is_final);
+    let started = deadline.map(|_| std::time::Instant::now());
     let outcome = catch_unwind(AssertUnwindSafe(|| test(tc)));
+    let elapsed = started.map(|s| s.elapsed());
     let Some(mut case) = tc.remote.take() else {
         return Err(WireError::Protocol(
             "the remote test case went missing".into(),
         ));
     };
     let outcome = match outcome {
-        Ok(()) => {
-            case.complete("VALID", None)?;
-            Outcome::Passed
-        }
+        Ok(()) => match deadline_exceeded(deadline, is_final, elapsed) {
+            Some(panic) => {
+                case.complete("INTERESTING", Some(DEADLINE_ORIGIN))?;
+                if seen.first_panic.is_none() {
+                    seen.first_panic = Some(panic.clone());
+                }
+                Outcome::Failed(panic)
+            }
+            None => {
+                case.complete("VALID", None)?;
+                Outcome::Passed
+            }
+        },
         Err(payload) => {
             if payload.is::<StopSignal>() {
                 // Rejected by the property, or stopped by the server (then
