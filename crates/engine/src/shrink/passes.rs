@@ -308,15 +308,15 @@ fn minimize_integer(s: &mut Shrinker, i: usize) {
     }
     let Some((d, above)) = current(s) else { return };
     shrink_distance(s, d, &mut |s, d| try_distance(s, d, above));
-    if !s.polish {
-        return;
-    }
     // Above the target, the other side's smaller distances are simpler too.
     if let Some((d, true)) = current(s)
         && d >= 2
         && try_distance(s, d - 1, false)
     {
         shrink_distance(s, d - 1, &mut |s, d| try_distance(s, d, false));
+    }
+    if !s.polish {
+        return;
     }
     // Not monotone: a few distances just below the current one, nearest
     // the target first, again after each success.
