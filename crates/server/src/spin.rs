@@ -79,6 +79,8 @@ pub struct SpinPolicy {
     allowed: AtomicBool,
     /// Whether a first decision was made (from two readings).
     decided: AtomicBool,
+    /// Whether the machine's load could not be read (then it never polls).
+    unreadable: AtomicBool,
     last: Mutex<Option<(Instant, Ticks)>>,
 }
 
@@ -95,12 +97,16 @@ impl SpinPolicy {
         SpinPolicy {
             allowed: AtomicBool::new(true),
             decided: AtomicBool::new(false),
+            unreadable: AtomicBool::new(false),
             last: Mutex::new(None),
         }
     }
 
     /// Whether to poll now, reading the load again when it is stale.
     fn polls(&self) -> bool {
+        if self.unreadable.load(Ordering::Relaxed) {
+            return false;
+        }
         if let Ok(mut last) = self.last.try_lock() {
             let refresh = if self.decided.load(Ordering::Relaxed) {
                 REFRESH
@@ -121,6 +127,8 @@ impl SpinPolicy {
                     _ => false,
                 };
                 self.allowed.store(allowed, Ordering::Relaxed);
+                // Where the load cannot be read (not Linux), stop trying.
+                self.unreadable.store(now.is_none(), Ordering::Relaxed);
                 *last = now.map(|ticks| (Instant::now(), ticks));
             }
         }
