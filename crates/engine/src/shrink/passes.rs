@@ -261,6 +261,28 @@ fn shrink_distance(
     }
 }
 
+/// The most (below `full`, which failed) that `shift` can move: small amounts
+/// probed first, as `find_integer` does; past 16, a binary search up to
+/// `full`, which halves the probes that doubling from below would spend on
+/// huge values (moving 2^100 costs about 100 probes, not 200).
+fn move_most(s: &mut Shrinker, full: u128, shift: &dyn Fn(&mut Shrinker, u128) -> bool) -> u128 {
+    const SMALL: u128 = 16;
+    let small = find_integer(|k| k <= SMALL && k < full && shift(s, k));
+    if small < SMALL || full <= SMALL + 1 {
+        return small;
+    }
+    let (mut lo, mut hi) = (SMALL, full);
+    while lo + 1 < hi && !s.exhausted() {
+        let mid = lo + (hi - lo) / 2;
+        if shift(s, mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Shrinks an integer toward the simplest value by its distance from it: the
 /// simplest value, distance 1, the same distance on the simpler (positive)
 /// side, then Hypothesis's integer moves (masking high bits, shifting right,
@@ -733,7 +755,7 @@ fn redistribute_pairs(s: &mut Shrinker) {
                     // Every probe moves k from the original pair, so the
                     // successes form a prefix of 1..full.
                     if !shift(s, full) {
-                        find_integer(|k| k < full && shift(s, k));
+                        move_most(s, full, &shift);
                     }
                 }
                 (
