@@ -525,10 +525,20 @@ fn error_results(message: String, seed: u128) -> Vec<(&'static str, Cbor)> {
 
 /// Runs a whole `run_test` on its stream. Errors are logged; the run simply ends.
 pub fn run_test(connection: Arc<Connection>, stream: Stream, request: RunRequest) {
+    // However the run ends (a panic included), a deferred reply leaves.
+    let _flush = FlushOnDrop(Arc::clone(&connection));
     if let Err(e) = run_test_inner(&connection, &stream, &request) {
         eprintln!("geist-server: test run on stream {} ended: {e}", stream.id);
     }
-    let _ = connection.flush_deferred();
+}
+
+/// Flushes the connection's deferred packet when dropped.
+struct FlushOnDrop(Arc<Connection>);
+
+impl Drop for FlushOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.flush_deferred();
+    }
 }
 
 fn run_test_inner(
@@ -716,6 +726,7 @@ fn replay_blob(
 
 /// Runs a `single_test_case`: one randomly generated, final test case.
 pub fn single_test_case(connection: Arc<Connection>, stream: Stream, seed: Option<u128>) {
+    let _flush = FlushOnDrop(Arc::clone(&connection));
     let seed = seed.unwrap_or_else(random_seed);
     let mut data = TestData::generating(
         Vec::new(),
@@ -725,7 +736,6 @@ pub fn single_test_case(connection: Arc<Connection>, stream: Stream, seed: Optio
     let mut cache = SchemaCache::new();
     let outcome = execute_case(&connection, &stream, &mut data, true, &mut cache);
     if let Err(e) = outcome {
-        let _ = connection.flush_deferred();
         eprintln!(
             "geist-server: single test case on stream {} ended: {e}",
             stream.id
