@@ -46,9 +46,7 @@ fn run_one(
 ) -> Outcome {
     std::mem::swap(&mut tc.data, data);
     tc.reset(record);
-    let started = deadline.map(|_| Instant::now());
-    let outcome = catch_unwind(AssertUnwindSafe(|| test(tc)));
-    let elapsed = started.map(|s| s.elapsed());
+    let (outcome, elapsed) = run_caught(tc, test, deadline);
     std::mem::swap(&mut tc.data, data);
     match outcome {
         Ok(()) => match deadline_exceeded(deadline, is_final, elapsed) {
@@ -77,6 +75,18 @@ fn run_one(
             Outcome::Failed(panic)
         }
     }
+}
+
+/// Runs the property on `tc`, catching its unwinding; with a deadline, also
+/// how long it took.
+pub(crate) fn run_caught(
+    tc: &mut TestCase,
+    test: &mut dyn FnMut(&mut TestCase),
+    deadline: Option<Duration>,
+) -> (std::thread::Result<()>, Option<Duration>) {
+    let started = deadline.map(|_| Instant::now());
+    let outcome = catch_unwind(AssertUnwindSafe(|| test(tc)));
+    (outcome, started.map(|s| s.elapsed()))
 }
 
 /// The origin of a failure by exceeding the deadline.

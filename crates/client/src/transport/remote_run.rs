@@ -14,12 +14,11 @@ use super::{Transport, WireError};
 use crate::panic_capture::{CaptureGuard, CapturedPanic};
 use crate::runner::{
     DEADLINE_ORIGIN, Outcome, RunSummary, deadline_exceeded, failure_of, failure_section,
-    format_report,
+    format_report, run_caught,
 };
 use crate::settings::{Settings, Verbosity};
 use crate::test_case::{RemoteFailure, StopSignal, TestCase, UsageError};
 use geist_wire::cbor::{self, Value as Cbor};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 /// The `run_test` request for `settings`.
@@ -171,18 +170,14 @@ pub(crate) fn run_on(
     let _capture = CaptureGuard::start();
     let mut tc = TestCase::new();
     let mut seen = Observations::default();
+    let mut answer = |event: &Incoming, seen: &mut Observations| {
+        answer_test_case(&run_stream, event, &mut tc, test, seen, settings.deadline)
+            .map_err(transport_failure)
+    };
     let results = loop {
         let event = run_stream.next_request().map_err(transport_failure)?;
         match event_name(&event) {
-            "test_case" => answer_test_case(
-                &run_stream,
-                &event,
-                &mut tc,
-                test,
-                &mut seen,
-                settings.deadline,
-            )
-            .map_err(transport_failure)?,
+            "test_case" => answer(&event, &mut seen)?,
             "test_done" => {
                 run_stream
                     .reply(event.message_id, Cbor::Bool(true))
@@ -204,15 +199,7 @@ pub(crate) fn run_on(
                 event_name(&event)
             ))));
         }
-        answer_test_case(
-            &run_stream,
-            &event,
-            &mut tc,
-            test,
-            &mut seen,
-            settings.deadline,
-        )
-        .map_err(transport_failure)?;
+        answer(&event, &mut seen)?;
     }
     run_stream.close();
     report(settings, seed, results, seen)
@@ -264,9 +251,7 @@ fn answer_test_case(
 
     tc.remote = Some(Box::new(case));
     tc.reset(is_final);
-    let started = deadline.map(|_| std::time::Instant::now());
-    let outcome = catch_unwind(AssertUnwindSafe(|| test(tc)));
-    let elapsed = started.map(|s| s.elapsed());
+    let (outcome, elapsed) = run_caught(tc, test, deadline);
     let Some(mut case) = tc.remote.take() else {
         return Err(WireError::Protocol(
             "the remote test case went missing".into(),
