@@ -19,28 +19,14 @@
 
 use geist_engine::choice::IntegerConstraints;
 use geist_engine::data::TestData;
-use geist_engine::generate::{Schema, generate};
+use geist_engine::generate::generate;
 use geist_engine::run::{RunSettings, run};
 use geist_engine::value::Value;
 use std::hint::black_box;
 use std::time::Instant;
 
-fn map(entries: Vec<(&str, Value)>) -> Value {
-    Value::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (Value::text(k), v))
-            .collect(),
-    )
-}
-
-/// Parses a schema the benchmark itself wrote (a bug here is a bug in this file).
-fn schema(value: Value) -> Schema {
-    match Schema::parse(&value) {
-        Ok(s) => s,
-        Err(e) => panic!("benchmark schema {value:?} is invalid: {e}"),
-    }
-}
+mod support;
+use support::{env_number, map, schema, thread_cpu_nanos};
 
 /// A property to measure.
 struct Property {
@@ -82,13 +68,6 @@ fn properties(cases: u64) -> Vec<Property> {
     ]
 }
 
-/// Nanoseconds this thread has spent on a CPU (Linux `schedstat`), so that
-/// other processes competing for the cores do not count against the engine.
-fn thread_cpu_nanos() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    text.split_whitespace().next()?.parse().ok()
-}
-
 /// One run: (test cases run, wall seconds, CPU seconds if known).
 fn measure(property: &Property, seed: u128) -> (u64, f64, Option<f64>) {
     let settings = RunSettings {
@@ -113,19 +92,6 @@ fn measure(property: &Property, seed: u128) -> (u64, f64, Option<f64>) {
         property.name
     );
     (result.test_cases, seconds, cpu)
-}
-
-fn env_number(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(text) => match text.trim().parse() {
-            Ok(n) => n,
-            Err(_) => {
-                eprintln!("{name}={text:?} is not a number; using {default}");
-                default
-            }
-        },
-        Err(_) => default,
-    }
 }
 
 fn main() {

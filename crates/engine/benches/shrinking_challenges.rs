@@ -24,6 +24,9 @@ use geist_engine::value::Value;
 use std::collections::HashMap;
 use std::time::Instant;
 
+mod support;
+use support::{env_number, map, schema, thread_cpu_nanos};
+
 /// Span label of one filter attempt (as `crates/client` places it).
 const FILTER: u64 = 0x6765_6973_7502;
 /// Span label of a flat_map (as `crates/client` places it).
@@ -63,15 +66,6 @@ struct Challenge {
 
 // ---------------------------------------------------------------- schemas
 
-fn map(entries: Vec<(&str, Value)>) -> Value {
-    Value::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (Value::text(k), v))
-            .collect(),
-    )
-}
-
 fn integers(min: Option<i128>, max: Option<i128>) -> Value {
     let mut entries = vec![("type", Value::text("integer"))];
     if let Some(min) = min {
@@ -104,14 +98,6 @@ fn tuples(elements: Vec<Value>) -> Value {
 
 fn constant(value: Value) -> Value {
     map(vec![("type", Value::text("constant")), ("value", value)])
-}
-
-/// Parses a schema the benchmark itself wrote (a bug here is a bug in this file).
-fn schema(value: Value) -> Schema {
-    match Schema::parse(&value) {
-        Ok(s) => s,
-        Err(e) => panic!("benchmark schema {value:?} is invalid: {e}"),
-    }
 }
 
 // ---------------------------------------------------------------- values
@@ -588,13 +574,6 @@ struct SeedResult {
     seconds: f64,
 }
 
-/// Nanoseconds this thread has spent on a CPU (Linux `schedstat`), so that
-/// other processes competing for the cores do not count.
-fn thread_cpu_nanos() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    text.split_whitespace().next()?.parse().ok()
-}
-
 fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
     // As the challenge collection runs Hypothesis: all health checks suppressed.
     let settings = RunSettings {
@@ -685,19 +664,6 @@ fn median(xs: &[f64]) -> f64 {
         v[n / 2]
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn env_number(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(text) => match text.trim().parse() {
-            Ok(n) => n,
-            Err(_) => {
-                eprintln!("{name}={text:?} is not a number; using {default}");
-                default
-            }
-        },
-        Err(_) => default,
     }
 }
 
