@@ -35,6 +35,20 @@ pub struct CheckedVector {
     pub messages: Vec<(String, Result<Message, MessageError>)>,
 }
 
+impl CheckedVector {
+    /// A report with nothing decoded yet.
+    fn nothing_decoded(report: VectorReport) -> CheckedVector {
+        CheckedVector {
+            report,
+            vector: None,
+            car: None,
+            archive: None,
+            integrity: None,
+            messages: Vec::new(),
+        }
+    }
+}
+
 /// How many example CIDs a note lists.
 const EXAMPLES: usize = 3;
 
@@ -42,14 +56,7 @@ const EXAMPLES: usize = 3;
 pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVector {
     let mut report = VectorReport::new(name);
     report.stats.json_bytes = text.len();
-    let mut checked = CheckedVector {
-        report,
-        vector: None,
-        car: None,
-        archive: None,
-        integrity: None,
-        messages: Vec::new(),
-    };
+    let mut checked = CheckedVector::nothing_decoded(report);
     let report = &mut checked.report;
 
     let document: serde_json::Value = match serde_json::from_slice(text) {
@@ -391,14 +398,7 @@ pub fn check_file(path: &Path, schemas: &SchemaSet) -> CheckedVector {
         Err(error) => {
             let mut report = VectorReport::new(name);
             report.fail("", format!("cannot read: {error}"));
-            CheckedVector {
-                report,
-                vector: None,
-                car: None,
-                archive: None,
-                integrity: None,
-                messages: Vec::new(),
-            }
+            CheckedVector::nothing_decoded(report)
         }
     }
 }
