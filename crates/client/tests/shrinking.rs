@@ -67,16 +67,6 @@ fn bounded_integers_shrink_toward_the_bound_nearest_zero() {
 }
 
 #[test]
-fn non_monotone_integer_predicate_shrinks_to_smallest_multiple() {
-    let v = minimal(
-        7,
-        gs::integers::<i64>().min_value(10).max_value(1000),
-        |x| x % 7 == 0,
-    );
-    assert_eq!(v, 14);
-}
-
-#[test]
 fn long_vec_shrinks_to_exact_length_of_zeros() {
     let v = minimal(8, gs::vecs(gs::integers::<u8>()), |xs| xs.len() >= 5);
     assert_eq!(v, vec![0; 5]);

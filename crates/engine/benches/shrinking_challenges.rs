@@ -12,7 +12,9 @@
 //! challenge collection's Hypothesis reports).
 //!
 //! Environment: `GEIST_BENCH_SEEDS` (default 50) seeds per challenge,
+//! `GEIST_BENCH_FIRST_SEED` (default 0) where they start,
 //! `GEIST_BENCH_ONLY` (comma-separated names) to run a subset,
+//! `GEIST_BENCH_FIRST` to print each seed's first failure and shrink cost,
 //! `GEIST_BENCH_MAX_CASES` (default 1,000,000) test cases before giving up.
 //!
 //! Run: `cargo bench -p geist-engine --bench shrinking_challenges`.
@@ -636,6 +638,15 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
             Err(StopTest) => "(replay stopped early!)".into(),
         }
     });
+    if show_first {
+        eprintln!(
+            "    {} seed {seed}: {} shrink executions, {} from the first failure, final {}",
+            challenge.name,
+            result.shrink_calls,
+            after_first_failure,
+            shown.as_deref().unwrap_or("(none)")
+        );
+    }
     SeedResult {
         shown,
         shrink_calls: result.shrink_calls,
@@ -669,14 +680,16 @@ fn median(xs: &[f64]) -> f64 {
 
 fn bench() {
     let seeds = env_number("GEIST_BENCH_SEEDS", 50);
+    let first_seed = env_number("GEIST_BENCH_FIRST_SEED", 0);
     let max_cases = env_number("GEIST_BENCH_MAX_CASES", 1_000_000);
     let only: Option<Vec<String>> = std::env::var("GEIST_BENCH_ONLY")
         .ok()
         .map(|s| s.split(',').map(|x| x.trim().to_string()).collect());
     println!(
-        "geist shrinking challenges: {seeds} seeds each (seeds 0..{seeds}), \
+        "geist shrinking challenges: {seeds} seeds each (seeds {first_seed}..{}), \
          at most {max_cases} test cases per run, health checks suppressed, \
-         default RunSettings otherwise\n"
+         default RunSettings otherwise\n",
+        first_seed + seeds
     );
     println!(
         "| challenge | found | most common final example | share | distinct finals | \
@@ -690,7 +703,7 @@ fn bench() {
         {
             continue;
         }
-        let results: Vec<SeedResult> = (0..seeds)
+        let results: Vec<SeedResult> = (first_seed..first_seed + seeds)
             .map(|seed| run_seed(&challenge, u128::from(seed), max_cases))
             .collect();
         let found: Vec<&SeedResult> = results.iter().filter(|r| r.shown.is_some()).collect();

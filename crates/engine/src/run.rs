@@ -1024,29 +1024,6 @@ mod health_checks {
 }
 
 #[cfg(test)]
-mod non_monotone_shrinking {
-    use super::*;
-    use crate::choice::IntegerConstraints;
-
-    #[test]
-    fn multiples_shrink_to_the_smallest_in_range() {
-        let settings = RunSettings {
-            seed: 9,
-            ..RunSettings::default()
-        };
-        let result = run(&settings, &[], &mut |data| {
-            if let Ok(x) = data.draw_integer(IntegerConstraints::bounded(10, 1000))
-                && x % 7 == 0
-            {
-                data.conclude(Status::Interesting, Some("multiple".into()));
-            }
-            true
-        });
-        assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(14)]);
-    }
-}
-
-#[cfg(test)]
 mod huge_float_shrinking {
     use super::*;
     use crate::choice::FloatConstraints;

@@ -199,8 +199,9 @@ impl<'a> Shrinker<'a> {
     /// Shrinks until no pass improves the example or the budget is spent.
     ///
     /// Rounds of the cheap passes run to a fixed point; then one polish round
-    /// adds the costly moves (e.g. every integer distance just below the
-    /// current one), and if that improves anything the cheap rounds resume.
+    /// adds the costly moves (deleting a chunk together with lowering the
+    /// integer before it), and if that improves anything the cheap rounds
+    /// resume.
     pub fn shrink(&mut self) {
         loop {
             self.improved_in_round = false;
