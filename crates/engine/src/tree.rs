@@ -56,7 +56,7 @@ impl Default for DataTree {
     }
 }
 
-fn same_kind(a: &Constraints, b: &Constraints) -> bool {
+pub(crate) fn same_kind(a: &Constraints, b: &Constraints) -> bool {
     match (a, b) {
         (Constraints::Integer(x), Constraints::Integer(y)) => x == y,
         (Constraints::Float(x), Constraints::Float(y)) => {

@@ -82,6 +82,27 @@ pub struct Shrinker<'a> {
     /// Integer choices (position, value) that `minimize_choices` could not
     /// move on their own in the current round.
     stuck: HashSet<(usize, i128)>,
+    /// What to print to stderr while shrinking (`GEIST_SHRINK_DEBUG`).
+    debug: Debug,
+}
+
+/// `GEIST_SHRINK_DEBUG`: unset prints nothing; set, each pass's calls,
+/// improvements and result; `candidates`, every candidate run as well.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Debug {
+    Off,
+    Passes,
+    Candidates,
+}
+
+impl Debug {
+    fn from_env() -> Debug {
+        match std::env::var("GEIST_SHRINK_DEBUG") {
+            Err(_) => Debug::Off,
+            Ok(v) if v == "candidates" => Debug::Candidates,
+            Ok(_) => Debug::Passes,
+        }
+    }
 }
 
 impl<'a> Shrinker<'a> {
@@ -101,6 +122,7 @@ impl<'a> Shrinker<'a> {
             improved_in_round: false,
             polish: false,
             stuck: HashSet::new(),
+            debug: Debug::from_env(),
         }
     }
 
@@ -128,7 +150,11 @@ impl<'a> Shrinker<'a> {
             return false;
         }
         self.calls += 1;
+        let shown = (self.debug == Debug::Candidates).then(|| format!("{candidate:?}"));
         let data = self.replay.replay(candidate);
+        if let Some(shown) = shown {
+            eprintln!("  ran {shown} -> {:?}", data.status);
+        }
         if data.status != Some(Status::Interesting) {
             return false;
         }
@@ -203,6 +229,9 @@ impl<'a> Shrinker<'a> {
     /// integer before it), and if that improves anything the cheap rounds
     /// resume.
     pub fn shrink(&mut self) {
+        if self.debug != Debug::Off {
+            eprintln!("shrinking from {:?}", self.best.choices());
+        }
         loop {
             self.improved_in_round = false;
             passes::run_all(self);

@@ -26,7 +26,7 @@ pub fn run_all(s: &mut Shrinker) {
     for (name, pass) in passes {
         let (calls, improvements) = (s.calls, s.improvements);
         pass(s);
-        if std::env::var_os("GEIST_SHRINK_DEBUG").is_some() {
+        if s.debug != super::Debug::Off {
             eprintln!(
                 "{name}: {} calls, {} improvements, best {:?}",
                 s.calls - calls,
@@ -89,7 +89,10 @@ fn delete_chunks(s: &mut Shrinker) {
         let mut i = s.best.nodes.len().saturating_sub(k) as isize;
         while i >= 0 && !s.exhausted() {
             let start = i as usize;
-            if start + k <= s.best.nodes.len() && s.try_replace(start..start + k, &[]) {
+            if start + k <= s.best.nodes.len()
+                && (s.polish || stays_aligned(&s.best.nodes, start, k))
+                && s.try_replace(start..start + k, &[])
+            {
                 i = (s.best.nodes.len().saturating_sub(k) as isize).min(i);
                 continue;
             }
@@ -113,6 +116,16 @@ fn delete_chunks(s: &mut Shrinker) {
             i -= 1;
         }
     }
+}
+
+/// Whether deleting `k` choices at `start` leaves the choices that move up
+/// into their place of the same kind as the ones there before (a boolean
+/// where a boolean was, an integer with the same bounds): otherwise the
+/// replay misreads them, and the candidate is noise.
+fn stays_aligned(nodes: &[crate::choice::ChoiceNode], start: usize, k: usize) -> bool {
+    (start..nodes.len().saturating_sub(k))
+        .take(2)
+        .all(|j| crate::tree::same_kind(&nodes[j].constraints, &nodes[j + k].constraints))
 }
 
 /// A free integer choice one step simpler, if there is one.
