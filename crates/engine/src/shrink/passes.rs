@@ -67,7 +67,9 @@ fn remove_discarded(s: &mut Shrinker) {
     s.consider(candidate);
 }
 
-/// Deletes whole spans (list elements, tuple parts), largest structures first.
+/// Deletes whole spans (list elements, tuple parts), largest structures
+/// first. When one goes, as many of the siblings after it as can go with it
+/// go in a few test cases (`find_integer`), not one per test case.
 fn delete_spans(s: &mut Shrinker) {
     let mut i = 0;
     while i < s.best.spans.len() && !s.exhausted() {
@@ -76,10 +78,38 @@ fn delete_spans(s: &mut Shrinker) {
             && span.start < span.end
             && s.try_replace(span.start..span.end, &[])
         {
+            delete_following_siblings(s, &span);
             continue;
         }
         i += 1;
     }
+}
+
+/// After `deleted` went: deletes the run of spans with its label and depth
+/// that now starts where it started, as many as works at once.
+fn delete_following_siblings(s: &mut Shrinker, deleted: &crate::data::Span) {
+    let mut ends = Vec::new();
+    let mut at = deleted.start;
+    while let Some(next) = s.best.spans.iter().find(|sp| {
+        sp.label == deleted.label && sp.depth == deleted.depth && sp.start == at && sp.end > at
+    }) {
+        at = next.end;
+        ends.push(at);
+    }
+    if ends.is_empty() || ends.last().is_some_and(|&end| end > s.best.nodes.len()) {
+        return;
+    }
+    let base = s.best.choices();
+    let start = deleted.start;
+    find_integer(|n| {
+        let n = n as usize;
+        if n > ends.len() || s.exhausted() {
+            return false;
+        }
+        let mut candidate = base[..start].to_vec();
+        candidate.extend_from_slice(&base[ends[n - 1]..]);
+        s.consider(candidate)
+    });
 }
 
 /// Deletes runs of one or two consecutive choices, from the end backwards
@@ -142,8 +172,11 @@ fn lower_once(node: &crate::choice::ChoiceNode) -> Option<ChoiceValue> {
     }
 }
 
-/// Replaces every choice in a span with its simplest value.
+/// Replaces every choice in a span with its simplest value. Spans holding an
+/// element's "draw it" choice are left to the deletion passes: turning it
+/// `false` ends the collection there and misreads every choice after it.
 fn simplify_spans(s: &mut Shrinker) {
+    let mut starts = ElementStarts::default();
     let mut i = 0;
     while i < s.best.spans.len() && !s.exhausted() {
         let span = s.best.spans[i].clone();
@@ -161,14 +194,39 @@ fn simplify_spans(s: &mut Shrinker) {
                 }
             })
             .collect();
-        if replacement
-            .iter()
-            .zip(&s.best.nodes[span.start..span.end])
-            .all(|(r, n)| *r == n.value)
+        let nodes = &s.best.nodes[span.start..span.end];
+        if replacement.iter().zip(nodes).all(|(r, n)| *r == n.value)
+            || (span.start..span.end).any(|j| {
+                let n = &s.best.nodes[j];
+                !n.forced && n.value == ChoiceValue::Boolean(true) && starts.get(s, j)
+            })
         {
             continue;
         }
         s.try_replace(span.start..span.end, &replacement);
+    }
+}
+
+/// Which choices decided to draw a collection element, for the current best
+/// example (recomputed when it changes).
+#[derive(Default)]
+struct ElementStarts {
+    improvements: Option<usize>,
+    at: Vec<bool>,
+}
+
+impl ElementStarts {
+    fn get(&mut self, s: &Shrinker, i: usize) -> bool {
+        if self.improvements != Some(s.improvements) {
+            self.improvements = Some(s.improvements);
+            self.at = vec![false; s.best.nodes.len()];
+            for sp in &s.best.spans {
+                if sp.label == crate::data::labels::COLLECTION_ELEMENT && sp.start < self.at.len() {
+                    self.at[sp.start] = true;
+                }
+            }
+        }
+        self.at.get(i).copied().unwrap_or(false)
     }
 }
 
@@ -185,6 +243,7 @@ fn minimize_choices(s: &mut Shrinker) {
     s.stuck.clear();
     // (position, value after minimising, improvements by then)
     let mut held: Vec<(usize, i128, usize)> = Vec::new();
+    let mut starts = ElementStarts::default();
     let mut i = 0;
     while i < s.best.nodes.len() && !s.exhausted() {
         let node = s.best.nodes[i].clone();
@@ -202,7 +261,9 @@ fn minimize_choices(s: &mut Shrinker) {
                         held.push((i, *now, s.improvements));
                     }
                 }
-                (ChoiceValue::Boolean(true), _) => {
+                // Not an element's "draw it" choice: `false` would end the
+                // collection there (see `simplify_spans`).
+                (ChoiceValue::Boolean(true), _) if !starts.get(s, i) => {
                     s.try_set(i, ChoiceValue::Boolean(false));
                 }
                 (ChoiceValue::Float(_), Constraints::Float(_)) => minimize_float(s, i),
