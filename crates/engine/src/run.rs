@@ -134,7 +134,8 @@ pub struct RunResult {
     pub failures: Vec<Failure>,
     /// A failed health check's message.
     pub health_check_failure: Option<String>,
-    /// Test cases spent shrinking.
+    /// Test cases spent shrinking, each failure's replay before it is shrunk
+    /// included.
     pub shrink_calls: u64,
     /// Whether the test function aborted the run.
     pub aborted: bool,
@@ -626,20 +627,24 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let Some(example) = self.failures.get(&origin).cloned() else {
                 continue;
             };
-            // A failure must reproduce before it is worth shrinking.
+            // A failure must reproduce before it is worth shrinking. This
+            // replay counts as a shrink call (as Hypothesis counts its own in
+            // the shrink phase).
+            let before = self.result.test_cases;
             let mut check = TestData::replaying(example.choices(), self.settings.max_choices);
             self.execute(&mut check);
             if self.stopped() {
+                self.result.shrink_calls += self.result.test_cases - before;
                 break;
             }
             if check.status != Some(Status::Interesting) || check.origin.as_deref() != Some(&origin)
             {
+                self.result.shrink_calls += self.result.test_cases - before;
                 self.result.flaky = Some(FLAKY_OUTCOME.to_string());
                 break;
             }
             let max_choices = self.settings.max_choices;
             let max_calls = self.settings.max_shrink_calls;
-            let before = self.result.test_cases;
             let mut replay = RunnerReplay {
                 runner: self,
                 max_choices,

@@ -67,47 +67,51 @@ fn remove_discarded(s: &mut Shrinker) {
     s.consider(candidate);
 }
 
-/// Deletes whole spans (list elements, tuple parts), largest structures
-/// first. When one goes, as many of the siblings after it as can go with it
-/// go in a few test cases (`find_integer`), not one per test case.
+/// Deletes whole spans (list elements, tuple parts), last first: the tail of
+/// a structure usually matters least, and once it is gone the deletions
+/// tried before it stay answered. When one goes, as many of the siblings
+/// before it as can go with it go in a few test cases (`find_integer`), not
+/// one per test case.
 fn delete_spans(s: &mut Shrinker) {
-    let mut i = 0;
-    while i < s.best.spans.len() && !s.exhausted() {
-        let span = s.best.spans[i].clone();
+    let mut i = s.best.spans.len();
+    while i > 0 && !s.exhausted() {
+        i = (i - 1).min(s.best.spans.len().saturating_sub(1));
+        let Some(span) = s.best.spans.get(i).cloned() else {
+            return;
+        };
         if span.end <= s.best.nodes.len()
             && span.start < span.end
             && s.try_replace(span.start..span.end, &[])
         {
-            delete_following_siblings(s, &span);
-            continue;
+            delete_preceding_siblings(s, &span);
+            i = i.min(s.best.spans.len());
         }
-        i += 1;
     }
 }
 
 /// After `deleted` went: deletes the run of spans with its label and depth
-/// that now starts where it started, as many as works at once.
-fn delete_following_siblings(s: &mut Shrinker, deleted: &crate::data::Span) {
-    let mut ends = Vec::new();
+/// that ended where it started, as many as works at once (the nearest first).
+fn delete_preceding_siblings(s: &mut Shrinker, deleted: &crate::data::Span) {
+    let mut starts = Vec::new();
     let mut at = deleted.start;
-    while let Some(next) = s.best.spans.iter().find(|sp| {
-        sp.label == deleted.label && sp.depth == deleted.depth && sp.start == at && sp.end > at
+    while let Some(previous) = s.best.spans.iter().find(|sp| {
+        sp.label == deleted.label && sp.depth == deleted.depth && sp.end == at && sp.start < at
     }) {
-        at = next.end;
-        ends.push(at);
+        at = previous.start;
+        starts.push(at);
     }
-    if ends.is_empty() || ends.last().is_some_and(|&end| end > s.best.nodes.len()) {
+    if starts.is_empty() || deleted.start > s.best.nodes.len() {
         return;
     }
     let base = s.best.choices();
-    let start = deleted.start;
+    let end = deleted.start;
     find_integer(|n| {
         let n = n as usize;
-        if n > ends.len() || s.exhausted() {
+        if n > starts.len() || s.exhausted() {
             return false;
         }
-        let mut candidate = base[..start].to_vec();
-        candidate.extend_from_slice(&base[ends[n - 1]..]);
+        let mut candidate = base[..starts[n - 1]].to_vec();
+        candidate.extend_from_slice(&base[end..]);
         s.consider(candidate)
     });
 }
