@@ -260,6 +260,10 @@ impl Replay for RunnerReplay<'_, '_, '_, '_> {
     fn is_known(&mut self, choices: &[ChoiceValue]) -> bool {
         self.runner.tree.replay_is_known(choices)
     }
+
+    fn runs_past(&mut self, choices: &[ChoiceValue]) -> bool {
+        self.runner.tree.replay_runs_past(choices)
+    }
 }
 
 impl<'s, 't, 'd> Runner<'s, 't, 'd> {
@@ -1067,9 +1071,9 @@ mod long_list_shrinking {
     use crate::choice::IntegerConstraints;
     use crate::data::Collection;
 
-    /// A list of about a hundred elements of which three matter: the tail
-    /// goes a run of elements at a time, not one per test case (about 100
-    /// shrink executions per seed before, under 70 now).
+    /// A list of about a hundred elements of which three matter: the values
+    /// are zeroed and the tail deleted a run of elements at a time, not one
+    /// per test case (about 100 shrink executions per seed once, 47-57 now).
     #[test]
     fn an_irrelevant_tail_goes_in_few_test_cases() {
         let draw_list = |data: &mut TestData| -> Option<Vec<i128>> {
@@ -1105,7 +1109,7 @@ mod long_list_shrinking {
                 "seed {seed}"
             );
             assert!(
-                result.shrink_calls <= 80,
+                result.shrink_calls <= 70,
                 "seed {seed}: {} shrink executions",
                 result.shrink_calls
             );

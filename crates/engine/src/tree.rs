@@ -179,6 +179,36 @@ impl DataTree {
     }
 }
 
+impl DataTree {
+    /// Whether replaying `choices` is known to need choices past their end
+    /// (a test case went on drawing where they stop, and none ended there).
+    pub fn replay_runs_past(&self, choices: &[ChoiceValue]) -> bool {
+        let mut at = 0usize;
+        for (i, value) in choices.iter().enumerate() {
+            let node = &self.nodes[at];
+            if node.ends_here {
+                return false;
+            }
+            let Some(constraints) = &node.constraints else {
+                return false;
+            };
+            let value = match &node.forcing {
+                Forcing::To(forced) => forced.clone(),
+                Forcing::Unknown | Forcing::Mixed => return false,
+                Forcing::Free if constraints.permits(value) => value.clone(),
+                Forcing::Free => constraints.simplest(),
+            };
+            let _ = i;
+            match node.children.get(&value) {
+                Some(&child) => at = child,
+                None => return false,
+            }
+        }
+        let node = &self.nodes[at];
+        !node.ends_here && node.constraints.is_some()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,6 +51,11 @@ pub trait Replay {
     fn is_known(&mut self, _choices: &[ChoiceValue]) -> bool {
         false
     }
+
+    /// Whether replaying `choices` is known to need choices past their end.
+    fn runs_past(&mut self, _choices: &[ChoiceValue]) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(Vec<ChoiceValue>) -> TestData> Replay for F {
@@ -76,6 +81,8 @@ pub struct Shrinker<'a> {
     /// backstop so that no pass can loop forever on candidates already seen.
     attempts: usize,
     improved_in_round: bool,
+    /// Rounds of passes completed.
+    rounds: usize,
     /// Whether the current round also runs the costly moves kept for when
     /// the cheap ones are stuck (see [`Shrinker::shrink`]).
     polish: bool,
@@ -84,6 +91,8 @@ pub struct Shrinker<'a> {
     stuck: HashSet<(usize, i128)>,
     /// What to print to stderr while shrinking (`GEIST_SHRINK_DEBUG`).
     debug: Debug,
+    /// Set by [`Shrinker::consider_whole`].
+    whole_only: bool,
 }
 
 /// `GEIST_SHRINK_DEBUG`: unset prints nothing; set, each pass's calls,
@@ -120,9 +129,11 @@ impl<'a> Shrinker<'a> {
             max_calls,
             attempts: 0,
             improved_in_round: false,
+            rounds: 0,
             polish: false,
             stuck: HashSet::new(),
             debug: Debug::from_env(),
+            whole_only: false,
         }
     }
 
@@ -147,6 +158,9 @@ impl<'a> Shrinker<'a> {
             return false;
         }
         if self.replay.is_known(&candidate) {
+            return false;
+        }
+        if self.whole_only && self.replay.runs_past(&candidate) {
             return false;
         }
         self.calls += 1;
@@ -178,6 +192,17 @@ impl<'a> Shrinker<'a> {
         } else {
             false
         }
+    }
+
+    /// [`Shrinker::consider`], but a candidate the choice tree knows would
+    /// run past its end (the replay filling in simplest values) is refused:
+    /// for moves whose point is that the choices left are all the test needs
+    /// (a count lowered together with deleting what it counted).
+    pub fn consider_whole(&mut self, candidate: Vec<ChoiceValue>) -> bool {
+        self.whole_only = true;
+        let improved = self.consider(candidate);
+        self.whole_only = false;
+        improved
     }
 
     /// Whether `candidate` may be simpler than the best example: shorter, or
@@ -235,6 +260,7 @@ impl<'a> Shrinker<'a> {
         loop {
             self.improved_in_round = false;
             passes::run_all(self);
+            self.rounds += 1;
             if self.exhausted() {
                 break;
             }

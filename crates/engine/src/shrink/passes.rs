@@ -8,13 +8,14 @@ use std::cmp::Ordering;
 /// A shrink pass: improves the shrinker's best example in place.
 type ShrinkPass = fn(&mut Shrinker);
 
-/// One round of every pass, cheapest and most effective first.
+/// One round of every pass, cheapest and most effective first (the order is
+/// Hypothesis's: simplest spans, deletions, then single choices and pairs).
 pub fn run_all(s: &mut Shrinker) {
     let passes: [(&str, ShrinkPass); 11] = [
         ("remove_discarded", remove_discarded),
+        ("simplify_spans", simplify_spans),
         ("delete_spans", delete_spans),
         ("delete_chunks", delete_chunks),
-        ("simplify_spans", simplify_spans),
         ("lower_integers_together", lower_integers_together),
         ("minimize_choices", minimize_choices),
         ("lower_pairs_together", lower_pairs_together),
@@ -71,8 +72,12 @@ fn remove_discarded(s: &mut Shrinker) {
 /// a structure usually matters least, and once it is gone the deletions
 /// tried before it stay answered. When one goes, as many of the siblings
 /// before it as can go with it go in a few test cases (`find_integer`), not
-/// one per test case.
+/// one per test case. In the first round, collections are cut short first
+/// (`truncate_collections`).
 fn delete_spans(s: &mut Shrinker) {
+    if s.rounds == 0 {
+        truncate_collections(s);
+    }
     let mut i = s.best.spans.len();
     while i > 0 && !s.exhausted() {
         i = (i - 1).min(s.best.spans.len().saturating_sub(1));
@@ -85,6 +90,93 @@ fn delete_spans(s: &mut Shrinker) {
         {
             delete_preceding_siblings(s, &span);
             i = i.min(s.best.spans.len());
+        }
+    }
+}
+
+/// Shortens each collection whose last elements are already at their
+/// simplest (`simplify_spans` ran first) to as few of its first elements as
+/// still fail: keeping 1, 2, 4, ... elements, then a binary search between
+/// the last count that passed and the first that failed, never cutting an
+/// element that kept a value (it likely matters). A long list whose first
+/// few elements matter loses its tail in a handful of test cases.
+fn truncate_collections(s: &mut Shrinker) {
+    let mut from = 0usize;
+    loop {
+        if s.exhausted() {
+            return;
+        }
+        // The next run of adjacent element spans starting at or after `from`.
+        let mut elements: Vec<(usize, usize, usize)> = s
+            .best
+            .spans
+            .iter()
+            .filter(|sp| {
+                sp.label == crate::data::labels::COLLECTION_ELEMENT
+                    && sp.start >= from
+                    && sp.end <= s.best.nodes.len()
+            })
+            .map(|sp| (sp.start, sp.end, sp.depth))
+            .collect();
+        elements.sort_unstable();
+        let Some(&first) = elements.first() else {
+            return;
+        };
+        let mut run = vec![first];
+        for &e in &elements[1..] {
+            let last = run[run.len() - 1];
+            if e.0 == last.1 && e.2 == last.2 {
+                run.push(e);
+            } else if e.0 >= last.1 {
+                break;
+            }
+        }
+        from = first.0 + 1;
+        if run.len() < 2 {
+            continue;
+        }
+        // Elements at their simplest apart from the choice to draw them.
+        let trivial = |j: usize| {
+            let (start, end, _) = run[j];
+            s.best.nodes[start + 1..end]
+                .iter()
+                .all(|n| n.forced || n.value == n.constraints.simplest())
+        };
+        // At most the elements after the first `keep_at_least` go.
+        let mut keep_at_least = run.len();
+        while keep_at_least > 1 && trivial(keep_at_least - 1) {
+            keep_at_least -= 1;
+        }
+        if keep_at_least == run.len() {
+            continue;
+        }
+        let base = s.best.choices();
+        let end = run[run.len() - 1].1;
+        let keep = |s: &mut Shrinker, k: usize| -> bool {
+            let mut candidate = base[..run[k].0].to_vec();
+            candidate.extend_from_slice(&base[end..]);
+            s.consider(candidate)
+        };
+        // The smallest k that still fails when only the first k are kept.
+        let (mut passed, mut failed) = (0usize, None);
+        let mut k = 1usize;
+        while k <= keep_at_least {
+            if keep(s, k) {
+                failed = Some(k);
+                break;
+            }
+            passed = k;
+            k *= 2;
+        }
+        let Some(mut hi) = failed else { continue };
+        let mut lo = passed;
+        while lo + 1 < hi && !s.exhausted() {
+            let mid = lo + (hi - lo) / 2;
+            if keep(s, mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
         }
     }
 }
@@ -140,9 +232,9 @@ fn delete_chunks(s: &mut Shrinker) {
                     // Repeat at this position only if choices really went away;
                     // otherwise this would step the previous choice down by one
                     // per call.
-                    if s.try_replace(prev..start + k, &[lowered])
-                        && s.best.nodes.len() < length_before
-                    {
+                    let mut candidate = s.best.choices();
+                    candidate.splice(prev..start + k, [lowered]);
+                    if s.consider_whole(candidate) && s.best.nodes.len() < length_before {
                         continue;
                     }
                 }
@@ -176,9 +268,12 @@ fn lower_once(node: &crate::choice::ChoiceNode) -> Option<ChoiceValue> {
     }
 }
 
-/// Replaces every choice in a span with its simplest value. Spans holding an
-/// element's "draw it" choice are left to the deletion passes: turning it
-/// `false` ends the collection there and misreads every choice after it.
+/// Replaces every choice in a span with its simplest value, except the
+/// choices that decided to draw collection elements: turned `false`, one
+/// ends its collection there and the choices after it are misread (the
+/// deletion passes remove elements). It runs first: zeroing a whole
+/// structure, or each element in turn, is one test case each, and values at
+/// their simplest make later deletions succeed (duplicates everywhere).
 fn simplify_spans(s: &mut Shrinker) {
     let mut starts = ElementStarts::default();
     let mut i = 0;
@@ -188,26 +283,51 @@ fn simplify_spans(s: &mut Shrinker) {
         if span.end > s.best.nodes.len() || span.start >= span.end {
             continue;
         }
-        let replacement: Vec<ChoiceValue> = s.best.nodes[span.start..span.end]
-            .iter()
-            .map(|n| {
-                if n.forced {
-                    n.value.clone()
-                } else {
-                    n.constraints.simplest()
-                }
-            })
-            .collect();
-        let nodes = &s.best.nodes[span.start..span.end];
-        if replacement.iter().zip(nodes).all(|(r, n)| *r == n.value)
-            || (span.start..span.end).any(|j| {
-                let n = &s.best.nodes[j];
-                !n.forced && n.value == ChoiceValue::Boolean(true) && starts.get(s, j)
-            })
-        {
+        let choices = s.best.choices();
+        let mut candidate = choices.clone();
+        simplify_range(s, &mut starts, &mut candidate, span.start..span.end);
+        if candidate == choices || !s.consider(candidate) {
             continue;
         }
-        s.try_replace(span.start..span.end, &replacement);
+        // The siblings after it too, as many as work at once (a long list
+        // whose values do not matter is zeroed in a few test cases).
+        let mut ends = Vec::new();
+        let mut at = span.end;
+        while let Some(next) = s.best.spans.iter().find(|sp| {
+            sp.label == span.label && sp.depth == span.depth && sp.start == at && sp.end > at
+        }) {
+            at = next.end;
+            ends.push(at);
+        }
+        if ends.is_empty() || at > s.best.nodes.len() {
+            continue;
+        }
+        let base = s.best.choices();
+        find_integer(|n| {
+            let n = n as usize;
+            if n > ends.len() || s.exhausted() {
+                return false;
+            }
+            let mut candidate = base.clone();
+            simplify_range(s, &mut starts, &mut candidate, span.end..ends[n - 1]);
+            candidate != base && s.consider(candidate)
+        });
+    }
+}
+
+/// Sets the choices in `range` of `candidate` to their simplest values,
+/// except forced ones and those that draw collection elements.
+fn simplify_range(
+    s: &Shrinker,
+    starts: &mut ElementStarts,
+    candidate: &mut [ChoiceValue],
+    range: std::ops::Range<usize>,
+) {
+    for j in range {
+        let n = &s.best.nodes[j];
+        if !n.forced && !starts.get(s, j) {
+            candidate[j] = n.constraints.simplest();
+        }
     }
 }
 
@@ -395,8 +515,8 @@ fn move_most(s: &mut Shrinker, full: u128, shift: &dyn Fn(&mut Shrinker, u128) -
 }
 
 /// Shrinks an integer toward the simplest value by its distance from it: the
-/// simplest value, distance 1, the same distance on the simpler (positive)
-/// side, then Hypothesis's integer moves (masking high bits, shifting right,
+/// simplest value; below it, one above it and then the same distance above
+/// it (both simpler); then distance 1 and Hypothesis's integer moves (masking high bits, shifting right,
 /// subtracting multiples of two and of one), each probing small steps first
 /// so that a choice that cannot move costs a handful of test cases.
 ///
@@ -441,7 +561,11 @@ fn minimize_integer(s: &mut Shrinker, i: usize) {
     };
     let Some((d, above)) = current(s) else { return };
     if !above {
-        // Below the target: the same distance above it is simpler.
+        // Below the target: one above it is the simplest value left, and
+        // the same distance above it is simpler.
+        if d > 1 && try_distance(s, 1, true) {
+            return;
+        }
         try_distance(s, d, true);
     }
     let Some((d, above)) = current(s) else { return };
