@@ -449,7 +449,8 @@ fn find_integer(mut f: impl FnMut(u128) -> bool) -> u128 {
 }
 
 /// Lowers a distance (from an integer's simplest value) by Hypothesis's
-/// integer moves: 1, then masking high bits, shifting right, subtracting
+/// integer moves: 1, a wide distance's top or bottom byte, then masking
+/// high bits, shifting right, subtracting
 /// multiples of two and of one, each probing small steps first so that a
 /// distance that cannot move costs a handful of test cases. `attempt(s, d)`
 /// tries distance `d` and tells whether it became the best example; `d` is
@@ -462,6 +463,19 @@ fn shrink_distance(
     let mut d = d;
     if d > 1 && attempt(s, 1) {
         return;
+    }
+    // A wide value: into one byte at once if it can go (its top or bottom
+    // eight bits), as Hypothesis's integer shrinker does first.
+    {
+        let bits = 128 - d.leading_zeros();
+        if bits > 8 {
+            for squeezed in [d >> (bits - 8), d & 0xFF] {
+                if squeezed < d && attempt(s, squeezed) {
+                    d = squeezed;
+                    break;
+                }
+            }
+        }
     }
     let bits = u128::from(128 - d.leading_zeros());
     let base = d;
