@@ -168,15 +168,9 @@ fn truncate_collections(s: &mut Shrinker) {
             passed = k;
             k *= 2;
         }
-        let Some(mut hi) = failed else { continue };
-        let mut lo = passed;
-        while lo + 1 < hi && !s.exhausted() {
-            let mid = lo + (hi - lo) / 2;
-            if keep(s, mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
+        // Between the last count kept that passed and the first that failed.
+        if let Some(failed) = failed {
+            bisect(passed as u128, failed as u128, |k| !keep(s, k as usize));
         }
     }
 }
@@ -437,6 +431,12 @@ fn find_integer(mut f: impl FnMut(u128) -> bool) -> u128 {
             None => return lo,
         }
     }
+    bisect(lo, hi, f).0
+}
+
+/// Binary search between `lo`, where `f` holds, and `hi`, where it does not:
+/// the adjacent pair where it changes (for `f` true up to some point).
+fn bisect(mut lo: u128, mut hi: u128, mut f: impl FnMut(u128) -> bool) -> (u128, u128) {
     while lo + 1 < hi {
         let mid = lo + (hi - lo) / 2;
         if f(mid) {
@@ -445,7 +445,7 @@ fn find_integer(mut f: impl FnMut(u128) -> bool) -> u128 {
             hi = mid;
         }
     }
-    lo
+    (lo, hi)
 }
 
 /// Lowers a distance (from an integer's simplest value) by Hypothesis's
@@ -516,16 +516,7 @@ fn move_most(s: &mut Shrinker, full: u128, shift: &dyn Fn(&mut Shrinker, u128) -
     if small < SMALL || full <= SMALL + 1 {
         return small;
     }
-    let (mut lo, mut hi) = (SMALL, full);
-    while lo + 1 < hi && !s.exhausted() {
-        let mid = lo + (hi - lo) / 2;
-        if shift(s, mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+    bisect(SMALL, full, |k| shift(s, k)).0
 }
 
 /// Shrinks an integer toward the simplest value by its distance from it: the
