@@ -1066,6 +1066,93 @@ mod huge_float_shrinking {
 }
 
 #[cfg(test)]
+mod list_shrinking_regressions {
+    use super::*;
+    use crate::choice::IntegerConstraints;
+    use crate::data::Collection;
+
+    fn draw_list(data: &mut TestData, average: f64) -> Option<Vec<i128>> {
+        let mut c = Collection::with_average(0, 100_000, average);
+        let mut out = vec![];
+        while c.more(data).ok()? {
+            out.push(
+                data.draw_integer(IntegerConstraints::bounded(0, 100))
+                    .ok()?,
+            );
+        }
+        Some(out)
+    }
+
+    /// A test that fails as soon as an element after the first is 0 (before
+    /// the rest is drawn), and at the end when there are five or more: the
+    /// example shrinks while siblings are being simplified in bulk (this once
+    /// indexed past the end of the shrunk example).
+    #[test]
+    fn bulk_simplification_survives_an_example_that_shrinks_under_it() {
+        for seed in 0..50 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 300,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                let mut c = Collection::with_average(0, 100_000, 10.0);
+                let mut n = 0;
+                while let Ok(true) = c.more(data) {
+                    let Ok(x) = data.draw_integer(IntegerConstraints::bounded(0, 100)) else {
+                        return true;
+                    };
+                    n += 1;
+                    if n > 1 && x == 0 {
+                        data.conclude(Status::Interesting, Some("zero".into()));
+                        return true;
+                    }
+                }
+                if n >= 5 {
+                    data.conclude(Status::Interesting, Some("long".into()));
+                }
+                true
+            });
+            assert!(!result.failures.is_empty(), "seed {seed}");
+        }
+    }
+
+    /// A list of about 200 elements that must keep 50: cut to exactly 50 in
+    /// about 30 test cases (zeroed in bulk, the tail cut by a search), not
+    /// one per element; the polish round's chunk deletions, which try every
+    /// misaligned one, bring it to about 75.
+    #[test]
+    fn a_long_required_prefix_is_kept_whole() {
+        for seed in 0..5 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 1000,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Some(xs) = draw_list(data, 200.0)
+                    && xs.len() >= 50
+                {
+                    data.conclude(Status::Interesting, Some("long".into()));
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 100_000);
+            assert_eq!(
+                draw_list(&mut replay, 200.0),
+                Some(vec![0; 50]),
+                "seed {seed}"
+            );
+            assert!(
+                result.shrink_calls <= 90,
+                "seed {seed}: {} shrink executions",
+                result.shrink_calls
+            );
+        }
+    }
+}
+
+#[cfg(test)]
 mod long_list_shrinking {
     use super::*;
     use crate::choice::IntegerConstraints;

@@ -180,11 +180,12 @@ impl DataTree {
 }
 
 impl DataTree {
-    /// Whether replaying `choices` is known to need choices past their end
-    /// (a test case went on drawing where they stop, and none ended there).
+    /// Whether replaying `choices` is known to need choices past their end:
+    /// where they stop (after any forced choices, which need none), a test
+    /// case went on drawing freely, and none ended there.
     pub fn replay_runs_past(&self, choices: &[ChoiceValue]) -> bool {
         let mut at = 0usize;
-        for (i, value) in choices.iter().enumerate() {
+        for value in choices {
             let node = &self.nodes[at];
             if node.ends_here {
                 return false;
@@ -198,14 +199,25 @@ impl DataTree {
                 Forcing::Free if constraints.permits(value) => value.clone(),
                 Forcing::Free => constraints.simplest(),
             };
-            let _ = i;
             match node.children.get(&value) {
                 Some(&child) => at = child,
                 None => return false,
             }
         }
-        let node = &self.nodes[at];
-        !node.ends_here && node.constraints.is_some()
+        loop {
+            let node = &self.nodes[at];
+            if node.ends_here || node.constraints.is_none() {
+                return false;
+            }
+            match &node.forcing {
+                Forcing::Free => return true,
+                Forcing::To(forced) => match node.children.get(forced) {
+                    Some(&child) => at = child,
+                    None => return false,
+                },
+                Forcing::Unknown | Forcing::Mixed => return false,
+            }
+        }
     }
 }
 
@@ -276,5 +288,24 @@ mod tests {
         // A test case cut short by a lower limit did not end there.
         tree.record(&[int(0, 6)], false).unwrap();
         assert!(!tree.replay_is_known(&[i(6)]));
+    }
+
+    #[test]
+    fn runs_past_only_where_a_free_choice_is_known_to_follow() {
+        let mut tree = DataTree::default();
+        tree.record(&[int(0, 0)], true).unwrap();
+        tree.record(&[int(0, 3), int(0, 0)], true).unwrap();
+        assert!(
+            tree.replay_runs_past(&[i(3)]),
+            "x = 3 draws a second integer"
+        );
+        assert!(!tree.replay_runs_past(&[i(0)]), "x = 0 ends there");
+        assert!(!tree.replay_runs_past(&[i(4)]), "x = 4 was never run");
+        assert!(!tree.replay_runs_past(&[i(3), i(0)]));
+        // A forced choice next needs no value from the candidate.
+        let mut forced = int(0, 2);
+        forced.forced = true;
+        tree.record(&[int(0, 5), forced], true).unwrap();
+        assert!(!tree.replay_runs_past(&[i(5)]));
     }
 }

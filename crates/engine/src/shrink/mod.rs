@@ -154,13 +154,15 @@ impl<'a> Shrinker<'a> {
             return false;
         }
         candidate.truncate(self.best.nodes.len());
-        if !self.may_be_simpler(&candidate) || !self.seen.insert(candidate.clone()) {
+        if !self.may_be_simpler(&candidate) || self.seen.contains(&candidate) {
             return false;
         }
-        if self.replay.is_known(&candidate) {
-            return false;
-        }
+        // Refused for this caller only: another pass may still run it.
         if self.whole_only && self.replay.runs_past(&candidate) {
+            return false;
+        }
+        self.seen.insert(candidate.clone());
+        if self.replay.is_known(&candidate) {
             return false;
         }
         self.calls += 1;

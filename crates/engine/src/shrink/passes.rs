@@ -68,9 +68,11 @@ fn remove_discarded(s: &mut Shrinker) {
     s.consider(candidate);
 }
 
-/// Deletes whole spans (list elements, tuple parts), last first: the tail of
-/// a structure usually matters least, and once it is gone the deletions
-/// tried before it stay answered. When one goes, as many of the siblings
+/// Deletes whole spans (list elements, tuple parts), from the last recorded
+/// to the first, so the last element of a collection goes first (elements
+/// are recorded when they close, after their parts): the tail of a
+/// structure usually matters least, and once it is gone the deletions tried
+/// before it stay answered. When one goes, as many of the siblings
 /// before it as can go with it go in a few test cases (`find_integer`), not
 /// one per test case. In the first round, collections are cut short first
 /// (`truncate_collections`).
@@ -95,54 +97,31 @@ fn delete_spans(s: &mut Shrinker) {
 }
 
 /// Shortens each collection whose last elements are already at their
-/// simplest (`simplify_spans` ran first) to as few of its first elements as
-/// still fail: keeping 1, 2, 4, ... elements, then a binary search between
-/// the last count that passed and the first that failed, never cutting an
-/// element that kept a value (it likely matters). A long list whose first
-/// few elements matter loses its tail in a handful of test cases.
+/// simplest (`simplify_spans` ran first) to as few elements as still fail,
+/// cutting only from that simplest tail (an element that kept a value likely
+/// matters): the whole tail first, then keeping 1, 2, 4, ... more of it, then
+/// a binary search. A long list whose first few elements matter loses its
+/// tail in a handful of test cases. Collections are taken last first, so
+/// cutting one leaves the positions of those before it as they were.
 fn truncate_collections(s: &mut Shrinker) {
-    let mut from = 0usize;
-    loop {
-        if s.exhausted() {
-            return;
-        }
-        // The next run of adjacent element spans starting at or after `from`.
-        let mut elements: Vec<(usize, usize, usize)> = s
-            .best
-            .spans
-            .iter()
-            .filter(|sp| {
-                sp.label == crate::data::labels::COLLECTION_ELEMENT
-                    && sp.start >= from
-                    && sp.end <= s.best.nodes.len()
-            })
-            .map(|sp| (sp.start, sp.end, sp.depth))
-            .collect();
-        elements.sort_unstable();
-        let Some(&first) = elements.first() else {
+    let mut before = usize::MAX;
+    while !s.exhausted() {
+        let Some(run) = element_runs(s)
+            .into_iter()
+            .filter(|run| run[0].0 < before)
+            .max_by_key(|run| run[0].0)
+        else {
             return;
         };
-        let mut run = vec![first];
-        for &e in &elements[1..] {
-            let last = run[run.len() - 1];
-            if e.0 == last.1 && e.2 == last.2 {
-                run.push(e);
-            } else if e.0 >= last.1 {
-                break;
-            }
-        }
-        from = first.0 + 1;
-        if run.len() < 2 {
-            continue;
-        }
+        before = run[0].0;
         // Elements at their simplest apart from the choice to draw them.
         let trivial = |j: usize| {
-            let (start, end, _) = run[j];
+            let (start, end) = run[j];
             s.best.nodes[start + 1..end]
                 .iter()
                 .all(|n| n.forced || n.value == n.constraints.simplest())
         };
-        // At most the elements after the first `keep_at_least` go.
+        // The first `keep_at_least` elements stay; the rest may go.
         let mut keep_at_least = run.len();
         while keep_at_least > 1 && trivial(keep_at_least - 1) {
             keep_at_least -= 1;
@@ -157,35 +136,89 @@ fn truncate_collections(s: &mut Shrinker) {
             candidate.extend_from_slice(&base[end..]);
             s.consider(candidate)
         };
-        // The smallest k that still fails when only the first k are kept.
-        let (mut passed, mut failed) = (0usize, None);
-        let mut k = 1usize;
-        while k <= keep_at_least {
-            if keep(s, k) {
-                failed = Some(k);
+        // The fewest elements kept that still fail: keep_at_least, then
+        // keep_at_least + 1, + 2, + 4, ... and a binary search.
+        let (mut passed, mut failed) = (None, None);
+        let mut extra = 0usize;
+        while keep_at_least + extra < run.len() && !s.exhausted() {
+            if keep(s, keep_at_least + extra) {
+                failed = Some(keep_at_least + extra);
                 break;
             }
-            passed = k;
-            k *= 2;
+            passed = Some(keep_at_least + extra);
+            extra = if extra == 0 { 1 } else { extra * 2 };
         }
-        // Between the last count kept that passed and the first that failed.
-        if let Some(failed) = failed {
+        if let (Some(passed), Some(failed)) = (passed, failed) {
             bisect(passed as u128, failed as u128, |k| !keep(s, k as usize));
         }
     }
 }
 
+/// The runs of two or more adjacent collection elements (same depth, each
+/// starting where the one before ends) in the best example, as
+/// (start, end) per element; nested collections make runs of their own.
+fn element_runs(s: &Shrinker) -> Vec<Vec<(usize, usize)>> {
+    let mut elements: Vec<(usize, usize, usize)> = s
+        .best
+        .spans
+        .iter()
+        .filter(|sp| {
+            sp.label == crate::data::labels::COLLECTION_ELEMENT
+                && sp.start < sp.end
+                && sp.end <= s.best.nodes.len()
+        })
+        .map(|sp| (sp.start, sp.end, sp.depth))
+        .collect();
+    elements.sort_unstable();
+    // The open run at each depth, by the end of its last element.
+    let mut open: std::collections::HashMap<(usize, usize), usize> =
+        std::collections::HashMap::new();
+    let mut runs: Vec<Vec<(usize, usize)>> = Vec::new();
+    for (start, end, depth) in elements {
+        let r = match open.remove(&(depth, start)) {
+            Some(r) => {
+                runs[r].push((start, end));
+                r
+            }
+            None => {
+                runs.push(vec![(start, end)]);
+                runs.len() - 1
+            }
+        };
+        open.insert((depth, end), r);
+    }
+    runs.retain(|run| run.len() >= 2);
+    runs
+}
+
+/// The spans with `label` and `depth` that follow each other from `at`
+/// (forwards: each starting where the last ended) or lead up to it
+/// (backwards: each ending where the next starts), as the positions where
+/// they end (forwards) or start (backwards), nearest first.
+fn sibling_chain(s: &Shrinker, label: u64, depth: usize, at: usize, forwards: bool) -> Vec<usize> {
+    let mut next: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for sp in &s.best.spans {
+        if sp.label == label && sp.depth == depth && sp.start < sp.end {
+            if forwards {
+                next.entry(sp.start).or_insert(sp.end);
+            } else {
+                next.entry(sp.end).or_insert(sp.start);
+            }
+        }
+    }
+    let mut chain = Vec::new();
+    let mut at = at;
+    while let Some(&to) = next.get(&at) {
+        chain.push(to);
+        at = to;
+    }
+    chain
+}
+
 /// After `deleted` went: deletes the run of spans with its label and depth
 /// that ended where it started, as many as works at once (the nearest first).
 fn delete_preceding_siblings(s: &mut Shrinker, deleted: &crate::data::Span) {
-    let mut starts = Vec::new();
-    let mut at = deleted.start;
-    while let Some(previous) = s.best.spans.iter().find(|sp| {
-        sp.label == deleted.label && sp.depth == deleted.depth && sp.end == at && sp.start < at
-    }) {
-        at = previous.start;
-        starts.push(at);
-    }
+    let starts = sibling_chain(s, deleted.label, deleted.depth, deleted.start, false);
     if starts.is_empty() || deleted.start > s.best.nodes.len() {
         return;
     }
@@ -284,26 +317,23 @@ fn simplify_spans(s: &mut Shrinker) {
             continue;
         }
         // The siblings after it too, as many as work at once (a long list
-        // whose values do not matter is zeroed in a few test cases).
-        let mut ends = Vec::new();
-        let mut at = span.end;
-        while let Some(next) = s.best.spans.iter().find(|sp| {
-            sp.label == span.label && sp.depth == span.depth && sp.start == at && sp.end > at
-        }) {
-            at = next.end;
-            ends.push(at);
-        }
-        if ends.is_empty() || at > s.best.nodes.len() {
+        // whose values do not matter is zeroed in a few test cases). Every
+        // candidate is built from the example as it is now.
+        let ends = sibling_chain(s, span.label, span.depth, span.end, true);
+        let Some(&last) = ends.last() else { continue };
+        if last > s.best.nodes.len() {
             continue;
         }
         let base = s.best.choices();
+        let mut simplest = base.clone();
+        simplify_range(s, &mut starts, &mut simplest, span.end..last);
         find_integer(|n| {
             let n = n as usize;
             if n > ends.len() || s.exhausted() {
                 return false;
             }
             let mut candidate = base.clone();
-            simplify_range(s, &mut starts, &mut candidate, span.end..ends[n - 1]);
+            candidate[span.end..ends[n - 1]].clone_from_slice(&simplest[span.end..ends[n - 1]]);
             candidate != base && s.consider(candidate)
         });
     }
