@@ -637,14 +637,13 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let before = self.result.test_cases;
             let mut check = TestData::replaying(example.choices(), self.settings.max_choices);
             self.execute(&mut check);
-            if self.stopped() {
+            let reproduced = check.status == Some(Status::Interesting)
+                && check.origin.as_deref() == Some(&origin);
+            if self.stopped() || !reproduced {
                 self.result.shrink_calls += self.result.test_cases - before;
-                break;
-            }
-            if check.status != Some(Status::Interesting) || check.origin.as_deref() != Some(&origin)
-            {
-                self.result.shrink_calls += self.result.test_cases - before;
-                self.result.flaky = Some(FLAKY_OUTCOME.to_string());
+                if !self.stopped() {
+                    self.result.flaky = Some(FLAKY_OUTCOME.to_string());
+                }
                 break;
             }
             let max_choices = self.settings.max_choices;
@@ -1071,12 +1070,19 @@ mod list_shrinking_regressions {
     use crate::choice::IntegerConstraints;
     use crate::data::Collection;
 
-    fn draw_list(data: &mut TestData, average: f64) -> Option<Vec<i128>> {
-        let mut c = Collection::with_average(0, 100_000, average);
+    /// A list of at most `max_size` integers in 0..=`max_value`, of
+    /// `average` size.
+    fn draw_list(
+        data: &mut TestData,
+        max_size: usize,
+        average: f64,
+        max_value: i128,
+    ) -> Option<Vec<i128>> {
+        let mut c = Collection::with_average(0, max_size, average);
         let mut out = vec![];
         while c.more(data).ok()? {
             out.push(
-                data.draw_integer(IntegerConstraints::bounded(0, 100))
+                data.draw_integer(IntegerConstraints::bounded(0, max_value))
                     .ok()?,
             );
         }
@@ -1130,7 +1136,7 @@ mod list_shrinking_regressions {
                 ..RunSettings::default()
             };
             let result = run(&settings, &[], &mut |data| {
-                if let Some(xs) = draw_list(data, 200.0)
+                if let Some(xs) = draw_list(data, 100_000, 200.0, 100)
                     && xs.len() >= 50
                 {
                     data.conclude(Status::Interesting, Some("long".into()));
@@ -1139,7 +1145,7 @@ mod list_shrinking_regressions {
             });
             let mut replay = TestData::replaying(result.failures[0].choices.clone(), 100_000);
             assert_eq!(
-                draw_list(&mut replay, 200.0),
+                draw_list(&mut replay, 100_000, 200.0, 100),
                 Some(vec![0; 50]),
                 "seed {seed}"
             );
@@ -1150,30 +1156,13 @@ mod list_shrinking_regressions {
             );
         }
     }
-}
-
-#[cfg(test)]
-mod long_list_shrinking {
-    use super::*;
-    use crate::choice::IntegerConstraints;
-    use crate::data::Collection;
 
     /// A list of about a hundred elements of which three matter: the values
     /// are zeroed and the tail deleted a run of elements at a time, not one
     /// per test case (about 100 shrink executions per seed once, 47-57 now).
     #[test]
     fn an_irrelevant_tail_goes_in_few_test_cases() {
-        let draw_list = |data: &mut TestData| -> Option<Vec<i128>> {
-            let mut c = Collection::with_average(0, 10_000, 100.0);
-            let mut out = vec![];
-            while c.more(data).ok()? {
-                out.push(
-                    data.draw_integer(IntegerConstraints::bounded(0, 10_000))
-                        .ok()?,
-                );
-            }
-            Some(out)
-        };
+        let draw_list = |data: &mut TestData| draw_list(data, 10_000, 100.0, 10_000);
         for seed in 0..10 {
             let settings = RunSettings {
                 seed,

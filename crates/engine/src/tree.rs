@@ -152,8 +152,7 @@ impl DataTree {
     /// walk a path some earlier test case walked to its end: its outcome is
     /// then already known. False when any step is unknown or ambiguous.
     pub fn replay_is_known(&self, choices: &[ChoiceValue]) -> bool {
-        let mut at = 0usize;
-        let mut i = 0usize;
+        let (mut at, mut i) = (0usize, 0usize);
         loop {
             let node = &self.nodes[at];
             if node.ends_here {
@@ -161,63 +160,59 @@ impl DataTree {
                 // if some test case also went on from here, it is not.
                 return node.children.is_empty();
             }
-            let Some(constraints) = &node.constraints else {
-                return false;
-            };
-            let value = match (&node.forcing, choices.get(i)) {
-                (Forcing::To(forced), _) => forced.clone(),
-                (Forcing::Unknown | Forcing::Mixed, _) => return false,
-                (Forcing::Free, Some(v)) if constraints.permits(v) => v.clone(),
-                (Forcing::Free, _) => constraints.simplest(),
-            };
-            match node.children.get(&value) {
-                Some(&child) => at = child,
+            match self.replay_step(at, choices.get(i)) {
+                Some(child) => at = child,
                 None => return false,
             }
             i += 1;
         }
     }
-}
 
-impl DataTree {
     /// Whether replaying `choices` is known to need choices past their end:
     /// where they stop (after any forced choices, which need none), a test
     /// case went on drawing freely, and none ended there.
     pub fn replay_runs_past(&self, choices: &[ChoiceValue]) -> bool {
         let mut at = 0usize;
         for value in choices {
-            let node = &self.nodes[at];
-            if node.ends_here {
+            if self.nodes[at].ends_here {
                 return false;
             }
-            let Some(constraints) = &node.constraints else {
-                return false;
-            };
-            let value = match &node.forcing {
-                Forcing::To(forced) => forced.clone(),
-                Forcing::Unknown | Forcing::Mixed => return false,
-                Forcing::Free if constraints.permits(value) => value.clone(),
-                Forcing::Free => constraints.simplest(),
-            };
-            match node.children.get(&value) {
-                Some(&child) => at = child,
+            match self.replay_step(at, Some(value)) {
+                Some(child) => at = child,
                 None => return false,
             }
         }
         loop {
             let node = &self.nodes[at];
-            if node.ends_here || node.constraints.is_none() {
+            if node.ends_here {
                 return false;
             }
-            match &node.forcing {
-                Forcing::Free => return true,
-                Forcing::To(forced) => match node.children.get(forced) {
-                    Some(&child) => at = child,
+            match (&node.forcing, &node.constraints) {
+                (Forcing::Free, Some(_)) => return true,
+                (Forcing::To(_), Some(_)) => match self.replay_step(at, None) {
+                    Some(child) => at = child,
                     None => return false,
                 },
-                Forcing::Unknown | Forcing::Mixed => return false,
+                _ => return false,
             }
         }
+    }
+
+    /// The node a replay moves to from node `at` when the choice it offers
+    /// there is `offered` (`None`: past the end of its choices): a forced
+    /// choice ignores it, a misfit or a missing one is the simplest value.
+    /// `None` when the tree cannot tell (nothing known, not deterministic,
+    /// or a value no test case took there).
+    fn replay_step(&self, at: usize, offered: Option<&ChoiceValue>) -> Option<usize> {
+        let node = &self.nodes[at];
+        let constraints = node.constraints.as_ref()?;
+        let value = match (&node.forcing, offered) {
+            (Forcing::To(forced), _) => forced.clone(),
+            (Forcing::Unknown | Forcing::Mixed, _) => return None,
+            (Forcing::Free, Some(v)) if constraints.permits(v) => v.clone(),
+            (Forcing::Free, _) => constraints.simplest(),
+        };
+        node.children.get(&value).copied()
     }
 }
 

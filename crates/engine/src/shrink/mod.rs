@@ -91,8 +91,6 @@ pub struct Shrinker<'a> {
     stuck: HashSet<(usize, i128)>,
     /// What to print to stderr while shrinking (`GEIST_SHRINK_DEBUG`).
     debug: Debug,
-    /// Set by [`Shrinker::consider_whole`].
-    whole_only: bool,
 }
 
 /// `GEIST_SHRINK_DEBUG`: unset prints nothing; set, each pass's calls,
@@ -133,7 +131,6 @@ impl<'a> Shrinker<'a> {
             polish: false,
             stuck: HashSet::new(),
             debug: Debug::from_env(),
-            whole_only: false,
         }
     }
 
@@ -148,7 +145,23 @@ impl<'a> Shrinker<'a> {
     /// example's length are dropped (shortlex order: they could only make it
     /// larger), a candidate that is not simpler than the best is refused, and
     /// so is one whose replay would only repeat a test case already run.
-    pub fn consider(&mut self, mut candidate: Vec<ChoiceValue>) -> bool {
+    pub fn consider(&mut self, candidate: Vec<ChoiceValue>) -> bool {
+        self.consider_unless_running_past(candidate, false)
+    }
+
+    /// [`Shrinker::consider`], but a candidate the choice tree knows would
+    /// run past its end (the replay filling in simplest values) is refused:
+    /// for moves whose point is that the choices left are all the test needs
+    /// (a count lowered together with deleting what it counted).
+    pub fn consider_whole(&mut self, candidate: Vec<ChoiceValue>) -> bool {
+        self.consider_unless_running_past(candidate, true)
+    }
+
+    fn consider_unless_running_past(
+        &mut self,
+        mut candidate: Vec<ChoiceValue>,
+        refuse_running_past: bool,
+    ) -> bool {
         self.attempts += 1;
         if self.exhausted() {
             return false;
@@ -158,7 +171,7 @@ impl<'a> Shrinker<'a> {
             return false;
         }
         // Refused for this caller only: another pass may still run it.
-        if self.whole_only && self.replay.runs_past(&candidate) {
+        if refuse_running_past && self.replay.runs_past(&candidate) {
             return false;
         }
         self.seen.insert(candidate.clone());
@@ -194,17 +207,6 @@ impl<'a> Shrinker<'a> {
         } else {
             false
         }
-    }
-
-    /// [`Shrinker::consider`], but a candidate the choice tree knows would
-    /// run past its end (the replay filling in simplest values) is refused:
-    /// for moves whose point is that the choices left are all the test needs
-    /// (a count lowered together with deleting what it counted).
-    pub fn consider_whole(&mut self, candidate: Vec<ChoiceValue>) -> bool {
-        self.whole_only = true;
-        let improved = self.consider(candidate);
-        self.whole_only = false;
-        improved
     }
 
     /// Whether `candidate` may be simpler than the best example: shorter, or
