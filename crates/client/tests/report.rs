@@ -96,22 +96,37 @@ fn usage_errors_end_the_run_with_their_message() {
     assert!(report.contains("from_regex(\"(unclosed\")"), "{report}");
 }
 
+/// `property` fails the health check `check` (the report says `named`) and
+/// passes `cases` test cases once that check is suppressed.
+fn fails_health_check_unless_suppressed(
+    seed: u64,
+    check: geist::HealthCheck,
+    named: &str,
+    cases: u64,
+    property: impl Fn(&mut TestCase),
+) {
+    let report = run_property(&settings(seed), &mut |tc: &mut TestCase| property(tc))
+        .expect_err("a health check failure");
+    assert!(report.contains(named), "{report}");
+    let suppressed = settings(seed)
+        .suppress_health_check([check])
+        .test_cases(cases);
+    let result = run_property(&suppressed, &mut |tc: &mut TestCase| property(tc));
+    assert!(result.is_ok(), "{result:?}");
+}
+
 #[test]
 fn rejecting_everything_fails_the_filter_health_check() {
-    let report = run_property(&settings(25), &mut |tc: &mut TestCase| {
-        let n: u64 = tc.draw(gs::integers::<u64>());
-        tc.assume(n == 12345);
-    })
-    .expect_err("a health check failure");
-    assert!(report.contains("filter"), "{report}");
-    let suppressed = settings(25)
-        .suppress_health_check([geist::HealthCheck::FilterTooMuch])
-        .test_cases(5);
-    let result = run_property(&suppressed, &mut |tc: &mut TestCase| {
-        let n: u64 = tc.draw(gs::integers::<u64>());
-        tc.assume(n == 12345);
-    });
-    assert!(result.is_ok(), "{result:?}");
+    fails_health_check_unless_suppressed(
+        25,
+        geist::HealthCheck::FilterTooMuch,
+        "filter",
+        5,
+        |tc: &mut TestCase| {
+            let n: u64 = tc.draw(gs::integers::<u64>());
+            tc.assume(n == 12345);
+        },
+    );
 }
 
 #[test]
@@ -123,18 +138,15 @@ fn slow_generation_fails_the_too_slow_health_check() {
             x
         })
     };
-    let report = run_property(&settings(27), &mut |tc: &mut TestCase| {
-        let _: u8 = tc.draw(slow());
-    })
-    .expect_err("a health check failure");
-    assert!(report.contains("too_slow"), "{report}");
-    let suppressed = settings(27)
-        .suppress_health_check([geist::HealthCheck::TooSlow])
-        .test_cases(12);
-    let result = run_property(&suppressed, &mut |tc: &mut TestCase| {
-        let _: u8 = tc.draw(slow());
-    });
-    assert!(result.is_ok(), "{result:?}");
+    fails_health_check_unless_suppressed(
+        27,
+        geist::HealthCheck::TooSlow,
+        "too_slow",
+        12,
+        |tc: &mut TestCase| {
+            let _: u8 = tc.draw(slow());
+        },
+    );
     // A slow test body with fast draws passes.
     let result = run_property(&settings(27).test_cases(12), &mut |tc: &mut TestCase| {
         let _: u8 = tc.draw(gs::integers::<u8>());
