@@ -1070,6 +1070,15 @@ mod list_shrinking_regressions {
     use crate::choice::IntegerConstraints;
     use crate::data::Collection;
 
+    /// Default settings with this seed and number of test cases.
+    fn seeded(seed: u128, test_cases: u64) -> RunSettings {
+        RunSettings {
+            seed,
+            test_cases,
+            ..RunSettings::default()
+        }
+    }
+
     /// A list of at most `max_size` integers in 0..=`max_value`, of
     /// `average` size.
     fn draw_list(
@@ -1096,12 +1105,7 @@ mod list_shrinking_regressions {
     #[test]
     fn bulk_simplification_survives_an_example_that_shrinks_under_it() {
         for seed in 0..50 {
-            let settings = RunSettings {
-                seed,
-                test_cases: 300,
-                ..RunSettings::default()
-            };
-            let result = run(&settings, &[], &mut |data| {
+            let result = run(&seeded(seed, 300), &[], &mut |data| {
                 let mut c = Collection::with_average(0, 100_000, 10.0);
                 let mut n = 0;
                 while let Ok(true) = c.more(data) {
@@ -1130,12 +1134,7 @@ mod list_shrinking_regressions {
     #[test]
     fn a_long_required_prefix_is_kept_whole() {
         for seed in 0..5 {
-            let settings = RunSettings {
-                seed,
-                test_cases: 1000,
-                ..RunSettings::default()
-            };
-            let result = run(&settings, &[], &mut |data| {
+            let result = run(&seeded(seed, 1000), &[], &mut |data| {
                 if let Some(xs) = draw_list(data, 100_000, 200.0, 100)
                     && xs.len() >= 50
                 {
@@ -1164,12 +1163,7 @@ mod list_shrinking_regressions {
     fn an_irrelevant_tail_goes_in_few_test_cases() {
         let draw_list = |data: &mut TestData| draw_list(data, 10_000, 100.0, 10_000);
         for seed in 0..10 {
-            let settings = RunSettings {
-                seed,
-                test_cases: 1000,
-                ..RunSettings::default()
-            };
-            let result = run(&settings, &[], &mut |data| {
+            let result = run(&seeded(seed, 1000), &[], &mut |data| {
                 if let Some(xs) = draw_list(data)
                     && xs.len() >= 3
                     && xs[0] >= 5000
