@@ -8,8 +8,8 @@
 
 #![no_main]
 
-use geist_conformance::calldata::{decode, decode_ref, encode, text};
-use geist_conformance::genvm::{ModuleResult, Operation, SubVmResult};
+use geist_genvm::calldata::{decode, decode_ref, encode, text};
+use geist_genvm::results::{ModuleResult, Operation, SubVmResult};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

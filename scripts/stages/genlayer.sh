@@ -22,4 +22,4 @@ cargo run --quiet --locked -p geist-cli -- calldata check ../shared/data/genvm/c
 
 echo "-- differential test against genlayer-js"
 GEIST_GENLAYER_JS_DIR="$PWD/$prefix" \
-    cargo test --locked -p geist-conformance --test calldata_differential -- --ignored --nocapture
+    cargo test --locked -p geist-genvm --test calldata_differential -- --ignored --nocapture

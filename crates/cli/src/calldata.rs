@@ -6,7 +6,7 @@
 
 use anyhow::{Context, bail};
 use clap::{Subcommand, ValueEnum};
-use geist_conformance::calldata::{
+use geist_genvm::calldata::{
     self, DecodeOptions, text, typed_json,
     vectors::{self, CaseKind},
 };

@@ -6,10 +6,10 @@
 //! the assertions the pack computes, checked before it is written.
 
 use anyhow::Context as _;
-use geist_conformance::fixtures::Runner;
-use geist_conformance::fixtures::json::{self, Json};
-use geist_conformance::fixtures::record::{kind_of_wire, record_fixture, write_fixture};
-use geist_conformance::lazily::LazilyPack;
+use geist_fixtures::Runner;
+use geist_fixtures::json::{self, Json};
+use geist_fixtures::record::{kind_of_wire, record_fixture, write_fixture};
+use geist_lazily::LazilyPack;
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;

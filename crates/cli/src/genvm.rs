@@ -7,7 +7,7 @@
 use crate::calldata::{argument_or_stdin, parse_hex};
 use anyhow::Context;
 use clap::Subcommand;
-use geist_conformance::genvm::{ModuleResult, Operation, SubVmResult};
+use geist_genvm::results::{ModuleResult, Operation, SubVmResult};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

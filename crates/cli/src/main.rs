@@ -4,9 +4,13 @@
 //! errors are reported with context and a non-zero exit code.
 
 mod bench;
+#[cfg(feature = "genvm")]
 mod calldata;
+#[cfg(feature = "fixtures")]
 mod fixtures;
+#[cfg(feature = "genvm")]
 mod genvm;
+#[cfg(feature = "vectors")]
 mod vectors;
 
 use clap::{Parser, Subcommand};
@@ -25,12 +29,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    #[cfg(feature = "fixtures")]
     /// Run and record language-agnostic conformance fixture suites.
     Fixtures(fixtures::Args),
+    #[cfg(feature = "genvm")]
     /// Encode, decode and check GenVM Calldata.
     Calldata(calldata::Args),
+    #[cfg(feature = "genvm")]
     /// Decode GenVM sub-VM and module results.
     Genvm(genvm::Args),
+    #[cfg(feature = "vectors")]
     /// Validate, inspect and run VM conformance test vectors.
     Vectors(vectors::Args),
     /// Run geist's benchmarks and print their tables.
@@ -40,9 +48,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        #[cfg(feature = "fixtures")]
         Command::Fixtures(args) => fixtures::run(args),
+        #[cfg(feature = "genvm")]
         Command::Calldata(args) => calldata::run(args),
+        #[cfg(feature = "genvm")]
         Command::Genvm(args) => genvm::run(args),
+        #[cfg(feature = "vectors")]
         Command::Vectors(args) => vectors::run(args),
         Command::Bench(args) => bench::run(args),
     };

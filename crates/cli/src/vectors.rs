@@ -8,8 +8,8 @@
 
 use anyhow::Context as _;
 use clap::{Subcommand, ValueEnum};
-use geist_conformance::vectors::{
-    self, CheckSummary, SchemaSet,
+use geist_vectors::{
+    self as vectors, CheckSummary, SchemaSet,
     driver::{self, ProcessDriver, RunOptions},
     replay::{self, Perturbation},
 };
