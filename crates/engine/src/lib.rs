@@ -1,5 +1,6 @@
 //! geist's testing engine: choice sequences, generation from schemas, shrinking,
-//! the example database, targeting and health checks.
+//! the example database, targeting and health checks, and the pieces stateful
+//! tests are made of ([`pool`], [`state_machine`]).
 //!
 //! Pure logic: no sockets, no processes, no protocol. A test case is a
 //! [`data::TestData`] recording typed [`choice`]s; [`generate`] turns Hegel
@@ -12,6 +13,7 @@ pub mod choice;
 pub mod data;
 pub mod database;
 pub mod generate;
+pub mod pool;
 pub mod random;
 pub mod value;
 
@@ -19,6 +21,7 @@ pub use data::{Status, StopTest, TestData};
 pub use value::Value;
 pub mod run;
 pub mod shrink;
+pub mod state_machine;
 pub mod target;
 pub mod tree;
 

@@ -8,14 +8,16 @@
 
 use crate::connection::{Connection, Stream, StreamError};
 use crate::convert::{from_cbor, to_cbor};
-use geist_engine::choice::IntegerConstraints;
-use geist_engine::data::{Collection, labels};
+use geist_engine::data::Collection;
 use geist_engine::database::DirectoryDatabase;
 use geist_engine::generate::{Schema, SchemaError, generate};
+use geist_engine::pool::Pool;
 use geist_engine::run::{DatabaseHandle, HealthCheck, Phases, RunSettings, run_with_database};
+use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
 use geist_wire::cbor::{self, Value as Cbor};
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 /// A validated `run_test` request.
@@ -183,39 +185,6 @@ struct CaseState {
     state_machines: Vec<StateMachine>,
 }
 
-/// An engine-owned state machine (protocol 0.16): the engine picks the rules.
-struct StateMachine {
-    /// Rules enabled in this test case (swarm testing: a random subset, so
-    /// rules that mask each other's bugs are sometimes apart).
-    enabled: Vec<usize>,
-}
-
-fn new_state_machine(
-    data: &mut TestData,
-    rules: usize,
-) -> Result<StateMachine, geist_engine::StopTest> {
-    data.start_span(labels::TUPLE);
-    let mut enabled = Vec::with_capacity(rules);
-    for rule in 0..rules {
-        // false (the simplest) keeps the rule: shrinking re-enables rules,
-        // so the sequence of steps is what shrinks.
-        if !data.draw_boolean(0.15)? {
-            enabled.push(rule);
-        }
-    }
-    data.stop_span(false);
-    if enabled.is_empty() {
-        enabled = (0..rules).collect();
-    }
-    Ok(StateMachine { enabled })
-}
-
-#[derive(Default)]
-struct Pool {
-    next_id: i128,
-    live: Vec<i128>,
-}
-
 /// Why a test case ended early on the server's side.
 enum CaseEnd {
     /// The client marked it complete.
@@ -330,7 +299,7 @@ fn handle_command(
             }
         }
         "new_pool" => {
-            state.pools.push(Pool::default());
+            state.pools.push(Pool::new());
             Ok(Ok(cbor::integer(state.pools.len() as i128 - 1)))
         }
         "pool_add" | "pool_generate" | "pool_consume" => {
@@ -345,53 +314,37 @@ fn handle_command(
                 return bad(format!("unknown pool {id}"));
             };
             match command {
-                "pool_add" => {
-                    pool.next_id += 1;
-                    pool.live.push(pool.next_id);
-                    Ok(Ok(cbor::integer(pool.next_id)))
-                }
+                "pool_add" => Ok(Ok(cbor::integer(i128::from(pool.add())))),
                 "pool_consume" => {
                     let variable = match int_arg(message, "variable_id") {
                         Ok(v) => v,
                         Err(e) => return bad(e),
                     };
-                    pool.live.retain(|v| *v != variable);
+                    if let Ok(variable) = i64::try_from(variable) {
+                        pool.consume(variable);
+                    }
                     Ok(Ok(Cbor::Null))
                 }
                 _ => {
-                    if pool.live.is_empty() {
-                        return Err(data.reject());
-                    }
-                    let n = pool.live.len() as i128;
-                    data.start_span(labels::POOL_VARIABLE);
-                    // Later variables are simpler: problems found late shrink without padding.
-                    let i = data.draw_integer(IntegerConstraints {
-                        min: Some(0),
-                        max: Some(n - 1),
-                        shrink_towards: n - 1,
-                    })?;
-                    data.stop_span(false);
-                    let v = pool.live[i as usize];
-                    if matches!(field(message, "consume"), Some(Cbor::Bool(true))) {
-                        pool.live.remove(i as usize);
-                    }
-                    Ok(Ok(cbor::integer(v)))
+                    let consume = matches!(field(message, "consume"), Some(Cbor::Bool(true)));
+                    let variable = pool.draw(data, consume)?;
+                    Ok(Ok(cbor::integer(i128::from(variable))))
                 }
             }
         }
         "new_state_machine" if connection.version.minor >= 16 => {
             let rules = match field(message, "rule_names") {
-                Some(Cbor::Array(names)) => names.len(),
-                _ => 0,
+                Some(Cbor::Array(names)) => NonZeroUsize::new(names.len()),
+                _ => None,
             };
-            if rules == 0 {
+            let Some(rules) = rules else {
                 return Ok(Err((
                     "InvalidArgument: new_state_machine requires a non-empty rule_names list"
                         .into(),
                     "InvalidArgument",
                 )));
-            }
-            let machine = new_state_machine(data, rules)?;
+            };
+            let machine = StateMachine::new(data, rules)?;
             state.state_machines.push(machine);
             Ok(Ok(cbor::integer(state.state_machines.len() as i128 - 1)))
         }
@@ -406,9 +359,7 @@ fn handle_command(
             else {
                 return bad(format!("unknown state machine {id}"));
             };
-            let n = machine.enabled.len() as i128;
-            let choice = data.draw_integer(IntegerConstraints::bounded(0, n - 1))?;
-            Ok(Ok(cbor::integer(machine.enabled[choice as usize] as i128)))
+            Ok(Ok(cbor::integer(machine.next_rule(data)? as i128)))
         }
         other => bad(format!("Unknown command: {other}")),
     }
