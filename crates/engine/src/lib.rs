@@ -8,6 +8,7 @@
 //! shrinking over a test function supplied by the caller (in-process code, or a
 //! server relaying to a remote client).
 
+pub mod blob;
 pub mod charset;
 pub mod choice;
 pub mod data;

@@ -2,87 +2,27 @@
 //!
 //! The server speaks the Hegel wire protocol on a byte stream (stdin/stdout
 //! when run as `geist-server`): a handshake announcing the protocol version,
-//! then any number of concurrent test runs, each on its own thread, each
-//! driving geist's engine with a test function that relays choices to the
-//! client. Nothing here knows how to generate or shrink; that is the engine's.
+//! then any number of concurrent test runs, each on its own thread (at most
+//! [`ServerConfig::max_runs`] at once), each driving geist's engine with a
+//! test function that relays choices to the client. Messages, versions and
+//! the connection are [`geist_protocol`]'s; generating and shrinking are the
+//! engine's; this crate dispatches one to the other.
 
-pub mod connection;
-pub mod convert;
 pub mod session;
-pub mod spin;
 
-use connection::{Connection, ReaderEnd, reader_loop};
-use geist_wire::cbor::{self, Value as Cbor};
-use geist_wire::{HANDSHAKE_REQUEST, StreamOrigin, handshake_reply};
+use geist_protocol::connection::{Connection, ConnectionConfig, ReaderEnd, Role, Stream};
+use geist_protocol::{CommandError, ControlCommand, ErrorKind, ErrorReply, RunTest};
+use geist_wire::cbor::Value as Cbor;
+use geist_wire::{HANDSHAKE_REQUEST, StreamOrigin};
 use std::io::{Read, Write};
 use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// A Hegel protocol version this server can speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProtocolVersion {
-    /// Major version (0 today).
-    pub major: u32,
-    /// Minor version.
-    pub minor: u32,
-}
+pub use geist_protocol::version::{DEFAULT_VERSION, ProtocolVersion, SUPPORTED_VERSIONS};
 
-/// The protocol versions geist-server speaks, oldest first.
-pub const SUPPORTED_VERSIONS: &[&str] = &[
-    "0.1", "0.10", "0.11", "0.12", "0.13", "0.14", "0.15", "0.16",
-];
-
-/// The version announced when none is chosen (what hegeltest 0.16.0 and hegel-ocaml require).
-pub const DEFAULT_VERSION: ProtocolVersion = ProtocolVersion {
-    major: 0,
-    minor: 15,
-};
-
-impl ProtocolVersion {
-    /// Parses `major.minor`, accepting only versions this server speaks.
-    pub fn parse(text: &str) -> Result<ProtocolVersion, String> {
-        let (major, minor) = text
-            .trim()
-            .split_once('.')
-            .ok_or_else(|| format!("protocol version {text:?} is not of the form MAJOR.MINOR"))?;
-        let version = ProtocolVersion {
-            major: major
-                .parse()
-                .map_err(|_| format!("bad major version in {text:?}"))?,
-            minor: minor
-                .parse()
-                .map_err(|_| format!("bad minor version in {text:?}"))?,
-        };
-        if version.major != 0 || !(version.minor == 1 || (10..=16).contains(&version.minor)) {
-            return Err(format!(
-                "geist-server does not speak protocol version {text}; it speaks {}",
-                SUPPORTED_VERSIONS.join(", ")
-            ));
-        }
-        Ok(version)
-    }
-
-    /// The CBOR tag of generated strings: 91 from 0.10 on, 6 in the reference document (0.1).
-    pub fn string_tag(self) -> u64 {
-        if self.minor >= 10 {
-            cbor::TAG_HEGEL_STRING
-        } else {
-            cbor::TAG_REFERENCE_STRING
-        }
-    }
-
-    /// Whether `single_test_case` exists in this version.
-    pub fn has_single_test_case(self) -> bool {
-        self.minor >= 13
-    }
-}
-
-impl std::fmt::Display for ProtocolVersion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
+/// How many runs one connection may have going at once unless told otherwise.
+pub const DEFAULT_MAX_RUNS: usize = 64;
 
 /// How a server behaves.
 #[derive(Clone, Debug)]
@@ -95,6 +35,11 @@ pub struct ServerConfig {
     pub debug: bool,
     /// Log lifecycle events to stderr.
     pub verbose: bool,
+    /// The most runs (`run_test`, `single_test_case`) going at once; one
+    /// more is refused with an error reply naming this limit.
+    pub max_runs: usize,
+    /// The limits on what one `generate` may produce.
+    pub limits: session::GenerateLimits,
 }
 
 impl Default for ServerConfig {
@@ -104,6 +49,8 @@ impl Default for ServerConfig {
             stream_timeout: Duration::from_secs(30),
             debug: false,
             verbose: false,
+            max_runs: DEFAULT_MAX_RUNS,
+            limits: session::GenerateLimits::default(),
         }
     }
 }
@@ -130,46 +77,49 @@ where
 {
     let connection = Connection::new(
         Box::new(output),
-        config.version,
-        config.stream_timeout,
-        config.debug,
+        ConnectionConfig {
+            role: Role::Server,
+            timeout: config.stream_timeout,
+            log_packets: config.debug.then(|| "geist-server".to_string()),
+        },
     );
-    let (control_tx, control_rx) = mpsc::channel();
-    let reader_connection = Arc::clone(&connection);
-    let reader = std::thread::spawn(move || reader_loop(&reader_connection, input, control_tx));
+    let control = connection
+        .open_stream(0)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let reader = connection.spawn_reader("geist-server-reader", input)?;
 
+    let server = Server {
+        connection,
+        config,
+        live_runs: Arc::new(AtomicUsize::new(0)),
+    };
     let mut handshake_done = false;
-    while let Ok(packet) = control_rx.recv() {
-        if packet.is_reply {
-            continue;
-        }
+    while let Ok(request) = control.next_request_without_timeout() {
         if !handshake_done {
-            if packet.payload != HANDSHAKE_REQUEST {
+            if request.payload != HANDSHAKE_REQUEST {
                 let message = format!(
                     "expected {:?}, got {:?}",
                     String::from_utf8_lossy(HANDSHAKE_REQUEST),
-                    String::from_utf8_lossy(&packet.payload)
+                    String::from_utf8_lossy(&request.payload)
                 );
-                connection.send_error(
-                    0,
-                    packet.message_id,
-                    &format!("Bad handshake: {message}"),
-                    "ProtocolError",
+                control.reply_error(
+                    request.message_id,
+                    &ErrorReply::protocol(format!("Bad handshake: {message}")),
                 );
                 return Err(ServeError::Handshake(message));
             }
             let reply = geist_wire::Packet::reply(
                 0,
-                packet.message_id,
-                handshake_reply(&config.version.to_string()),
+                request.message_id,
+                server.config.version.handshake_reply(),
             );
-            if connection.send(&reply).is_err() {
+            if server.connection.send(&reply).is_err() {
                 return Ok(());
             }
             handshake_done = true;
             continue;
         }
-        handle_control(&connection, packet, &config);
+        server.handle_control(&control, &request);
     }
     match reader.join() {
         Ok(ReaderEnd::Eof) | Err(_) => Ok(()),
@@ -178,90 +128,121 @@ where
     }
 }
 
-fn handle_control(connection: &Arc<Connection>, packet: geist_wire::Packet, config: &ServerConfig) {
-    let message = match cbor::decode(&packet.payload) {
-        Ok(m) => m,
-        Err(e) => {
-            connection.send_error(0, packet.message_id, &e.to_string(), "ProtocolError");
-            return;
+/// One connection's server: its settings and the runs it has going.
+struct Server {
+    connection: Arc<Connection>,
+    config: ServerConfig,
+    live_runs: Arc<AtomicUsize>,
+}
+
+/// What a run thread does.
+enum RunKind {
+    Run(RunTest),
+    Single { seed: Option<u128> },
+}
+
+/// Decrements the live-run count when the run's thread ends (a panic included).
+struct RunSlot(Arc<AtomicUsize>);
+
+impl Drop for RunSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Server {
+    fn handle_control(&self, control: &Stream, request: &geist_protocol::Request) {
+        let refuse = |error: ErrorReply| control.reply_error(request.message_id, &error);
+        if request.payload == HANDSHAKE_REQUEST {
+            return refuse(ErrorReply::protocol(
+                "the handshake was already done: after it the control stream takes CBOR \
+                 commands (run_test, single_test_case)",
+            ));
         }
-    };
-    let command = cbor::map_get(&message, "command")
-        .and_then(cbor::as_text)
-        .unwrap_or("");
-    let reply_ok = |connection: &Arc<Connection>| {
-        let payload = cbor::encode(&cbor::text_map([("result", Cbor::Bool(true))]));
-        let _ = connection.send(&geist_wire::Packet::reply(0, packet.message_id, payload));
-    };
-    let stream_id = cbor::map_get(&message, "stream_id").and_then(cbor::as_i128);
-    let open = |connection: &Arc<Connection>| -> Option<connection::Stream> {
+        let message = match request.message() {
+            Ok(m) => m,
+            Err(e) => return refuse(ErrorReply::protocol(e.to_string())),
+        };
+        let (stream_id, kind) = match ControlCommand::decode(message, self.config.version) {
+            Ok(ControlCommand::RunTest(run)) => (run.stream_id, RunKind::Run(run)),
+            Ok(ControlCommand::SingleTestCase { stream_id, seed }) => {
+                (stream_id, RunKind::Single { seed })
+            }
+            Err(CommandError { message, kind }) => return refuse(ErrorReply::new(kind, message)),
+        };
+        let name = match kind {
+            RunKind::Run(_) => "run_test",
+            RunKind::Single { .. } => "single_test_case",
+        };
         let Some(id) = stream_id.and_then(|i| u32::try_from(i).ok()) else {
-            connection.send_error(
-                0,
-                packet.message_id,
-                &format!("{command} requires an integer stream_id"),
-                "ProtocolError",
-            );
-            return None;
+            return refuse(ErrorReply::protocol(format!(
+                "{name} requires an integer stream_id"
+            )));
         };
         if StreamOrigin::of(id) != StreamOrigin::Client {
-            connection.send_error(
-                0,
-                packet.message_id,
-                &format!("Client stream id must be odd, got {id}"),
-                "ProtocolError",
-            );
-            return None;
+            return refuse(ErrorReply::protocol(format!(
+                "Client stream id must be odd, got {id}"
+            )));
         }
-        let stream = connection.open_stream(id);
-        if stream.is_none() {
-            connection.send_error(
-                0,
-                packet.message_id,
-                &format!("Stream {id} is already registered"),
-                "ProtocolError",
+        let max = self.config.max_runs;
+        if self.live_runs.fetch_add(1, Ordering::AcqRel) >= max {
+            self.live_runs.fetch_sub(1, Ordering::AcqRel);
+            return refuse(ErrorReply::new(
+                ErrorKind::ValueError,
+                format!(
+                    "too many runs at once: this server runs at most {max} at a time \
+                     (geist-server --max-runs); wait for one to finish"
+                ),
+            ));
+        }
+        let slot = RunSlot(Arc::clone(&self.live_runs));
+        let stream = match self.connection.open_stream(id) {
+            Ok(stream) => stream,
+            Err(e) => return refuse(ErrorReply::protocol(e.to_string())),
+        };
+        if let RunKind::Run(run) = &kind
+            && self.config.verbose
+        {
+            eprintln!(
+                "geist-server: run_test on stream {} ({} test cases)",
+                stream.id, run.test_cases
             );
         }
-        stream
-    };
-    match command {
-        "run_test" => {
-            let request = match session::RunRequest::parse(&message) {
-                Ok(r) => r,
-                Err(e) => {
-                    connection.send_error(0, packet.message_id, &e, "ValueError");
+        // The thread starts first and waits for the go-ahead, so a thread
+        // the OS refuses is an error reply rather than an accepted run
+        // that never starts.
+        let (go, wait_for_go) = std::sync::mpsc::channel::<()>();
+        let run = session::Run {
+            connection: Arc::clone(&self.connection),
+            version: self.config.version,
+            limits: self.config.limits,
+        };
+        let started = std::thread::Builder::new()
+            .name(format!("geist-run-{id}"))
+            .spawn(move || {
+                let _slot = slot;
+                if wait_for_go.recv().is_err() {
                     return;
                 }
-            };
-            let Some(stream) = open(connection) else {
-                return;
-            };
-            if config.verbose {
-                eprintln!(
-                    "geist-server: run_test on stream {} ({} test cases)",
-                    stream.id, request.test_cases
+                match kind {
+                    RunKind::Run(request) => run.run_test(stream, request),
+                    RunKind::Single { seed } => run.single_test_case(stream, seed),
+                }
+            });
+        match started {
+            Ok(_) => {
+                let ok = geist_wire::Packet::reply(
+                    0,
+                    request.message_id,
+                    geist_protocol::reply::encode_result(Cbor::Bool(true)),
                 );
+                let _ = self.connection.send(&ok);
+                let _ = go.send(());
             }
-            reply_ok(connection);
-            let connection = Arc::clone(connection);
-            std::thread::spawn(move || session::run_test(connection, stream, request));
+            Err(e) => refuse(ErrorReply::new(
+                ErrorKind::ValueError,
+                format!("cannot start a thread for the {name} on stream {id}: {e}"),
+            )),
         }
-        "single_test_case" if config.version.has_single_test_case() => {
-            let seed = cbor::map_get(&message, "seed")
-                .and_then(cbor::as_i128)
-                .map(|s| s as u128);
-            let Some(stream) = open(connection) else {
-                return;
-            };
-            reply_ok(connection);
-            let connection = Arc::clone(connection);
-            std::thread::spawn(move || session::single_test_case(connection, stream, seed));
-        }
-        other => connection.send_error(
-            0,
-            packet.message_id,
-            &format!("Unknown command: {other}"),
-            "ValueError",
-        ),
     }
 }

@@ -1,11 +1,12 @@
 //! `geist-server`: the Hegel server executable. Protocol on stdin/stdout, logs on stderr.
 
-use geist_server::spin::SpinPolicy;
-use geist_server::{DEFAULT_VERSION, ProtocolVersion, SUPPORTED_VERSIONS, ServerConfig, serve};
+use geist_protocol::spin::SpinPolicy;
+use geist_protocol::version::supported_list;
+use geist_server::{DEFAULT_VERSION, ProtocolVersion, ServerConfig, serve};
 use std::process::ExitCode;
 use std::time::Duration;
 
-const USAGE: &str = "usage: geist-server [--stdio] [--verbosity quiet|normal|verbose|debug] [--protocol-version V] [--version]";
+const USAGE: &str = "usage: geist-server [--stdio] [--verbosity quiet|normal|verbose|debug] [--protocol-version V] [--max-runs N] [--max-generated-size N] [--version]";
 
 /// Standard input read without sleeping for the first microseconds of each
 /// wait while that pays (see `geist_server::spin`): the descriptor is
@@ -94,7 +95,7 @@ fn main() -> ExitCode {
                 println!(
                     "geist-server {} (Hegel protocol versions {}; default {})",
                     env!("CARGO_PKG_VERSION"),
-                    SUPPORTED_VERSIONS.join(", "),
+                    supported_list(),
                     DEFAULT_VERSION
                 );
                 return ExitCode::SUCCESS;
@@ -103,12 +104,24 @@ fn main() -> ExitCode {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
             }
-            "--verbosity" | "--protocol-version" => {
+            "--verbosity" | "--protocol-version" | "--max-runs" | "--max-generated-size" => {
                 let Some(value) = inline.or_else(|| args.next()) else {
                     eprintln!("geist-server: {flag} needs a value\n{USAGE}");
                     return ExitCode::from(2);
                 };
-                if flag == "--verbosity" {
+                if flag == "--max-runs" || flag == "--max-generated-size" {
+                    let Some(n) = value.parse::<usize>().ok().filter(|n| *n > 0) else {
+                        eprintln!(
+                            "geist-server: {flag} needs a positive whole number, got {value:?}\n{USAGE}"
+                        );
+                        return ExitCode::from(2);
+                    };
+                    if flag == "--max-runs" {
+                        config.max_runs = n;
+                    } else {
+                        config.limits.max_size = n;
+                    }
+                } else if flag == "--verbosity" {
                     match value.as_str() {
                         "quiet" | "normal" => {}
                         "verbose" => config.verbose = true,

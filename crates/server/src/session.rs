@@ -2,12 +2,15 @@
 //!
 //! A run drives the engine with a test function that, for each test case,
 //! opens a server stream, announces it to the client with a `test_case` event,
-//! and answers the client's commands (`generate`, spans, collections, pools,
-//! `target`) from the engine until `mark_complete`. When the engine is done it
-//! sends `test_done` and replays each failure with `is_final: true`.
+//! and answers the client's commands ([`CaseCommand`]: draws, spans,
+//! collections, pools, state machines, `target`) from the engine until
+//! `mark_complete`. When the engine is done it sends `test_done` and replays
+//! each failure with `is_final: true`. A run that cannot go on (the client
+//! went silent, answered an event with an error or with bytes that are not
+//! CBOR) still ends with a `test_done` carrying the error, and its stream is
+//! closed, so the client is never left waiting.
 
-use crate::connection::{Connection, Stream, StreamError};
-use crate::convert::{from_cbor, to_cbor};
+use geist_engine::blob::{decode_blob, encode_blob};
 use geist_engine::data::Collection;
 use geist_engine::database::DirectoryDatabase;
 use geist_engine::generate::{Schema, SchemaError, generate};
@@ -15,132 +18,104 @@ use geist_engine::pool::Pool;
 use geist_engine::run::{DatabaseHandle, HealthCheck, Phases, RunSettings, run_with_database};
 use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
+use geist_protocol::connection::{Connection, ConnectionError, OpenError, Stream};
+use geist_protocol::values::{StringForm, from_cbor, to_cbor};
+use geist_protocol::{
+    CaseCommand, CaseStatus, CommandError, DatabaseChoice, ErrorKind, ErrorReply, Event,
+    ProtocolVersion, RunResults, RunTest,
+};
 use geist_wire::cbor::{self, Value as Cbor};
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-
-/// A validated `run_test` request.
-#[derive(Debug, Clone)]
-pub struct RunRequest {
-    /// Number of valid test cases wanted.
-    pub test_cases: u64,
-    /// Explicit seed.
-    pub seed: Option<u128>,
-    /// Derive the seed from the database key.
-    pub derandomize: bool,
-    /// The database key.
-    pub database_key: Option<Vec<u8>>,
-    /// Health checks to suppress (names as sent).
-    pub suppress_health_check: Vec<String>,
-    /// Phases to run (names as sent), if restricted.
-    pub phases: Option<Vec<String>>,
-    /// Report every distinct failure.
-    pub report_multiple_failures: bool,
-    /// The example database directory: `None` when disabled (`database: null`).
-    pub database: Option<String>,
-    /// A failure to replay instead of a run (from an earlier `failure_blobs`).
-    pub failure_blob: Option<String>,
-}
-
-/// A failure's choices as a blob a client can store and send back.
-pub fn encode_blob(choices: &[geist_engine::choice::ChoiceValue]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD
-        .encode(geist_engine::database::encode_choices(choices))
-}
-
-/// The choices in a blob, or why it is not one.
-pub fn decode_blob(blob: &str) -> Result<Vec<geist_engine::choice::ChoiceValue>, String> {
-    use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(blob.trim())
-        .map_err(|e| format!("failure_blob is not base64: {e}"))?;
-    geist_engine::database::decode_choices(&bytes).map_err(|e| format!("failure_blob: {e}"))
-}
 
 /// Where the database lives when the client does not say (as hegel-core: `.hegel/examples`).
 pub const DEFAULT_DATABASE: &str = ".hegel/examples";
 
-fn field<'a>(message: &'a Cbor, key: &str) -> Option<&'a Cbor> {
-    match cbor::map_get(message, key) {
-        Some(Cbor::Null) | None => None,
-        Some(v) => Some(v),
+/// The default of [`GenerateLimits::max_size`].
+pub const DEFAULT_MAX_GENERATED_SIZE: usize = 1_000_000;
+
+/// Bounds on what one `generate` may produce, so that a request cannot make
+/// the server allocate without limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GenerateLimits {
+    /// The most characters in a string, bytes in a binary, and elements,
+    /// characters and bytes in the smallest value a schema permits. A larger
+    /// `max_size` is lowered to it; a schema whose smallest value is larger
+    /// is refused with an error reply naming this limit.
+    pub max_size: usize,
+}
+
+impl Default for GenerateLimits {
+    fn default() -> Self {
+        GenerateLimits {
+            max_size: DEFAULT_MAX_GENERATED_SIZE,
+        }
     }
 }
 
-fn text_list(message: &Cbor, key: &str) -> Result<Vec<String>, String> {
-    match field(message, key) {
-        None => Ok(Vec::new()),
-        Some(Cbor::Array(items)) => items
+impl GenerateLimits {
+    /// Lowers string and binary `max_size` to the limit and refuses a schema
+    /// whose smallest value is over it.
+    fn apply(&self, schema: &mut Schema) -> Result<(), SchemaError> {
+        self.lower_max_sizes(schema);
+        let smallest = smallest_size(schema);
+        if smallest > self.max_size as u128 {
+            return Err(SchemaError::new(format!(
+                "the smallest value of this schema holds {smallest} characters, bytes or \
+                 elements, over geist-server's limit of {} per generate \
+                 (geist-server --max-generated-size N)",
+                self.max_size
+            )));
+        }
+        Ok(())
+    }
+
+    fn lower_max_sizes(&self, schema: &mut Schema) {
+        let limit = self.max_size;
+        match schema {
+            Schema::String { max_size, .. } | Schema::Binary { max_size, .. }
+                if max_size.is_some_and(|m| m > limit) =>
+            {
+                *max_size = Some(limit);
+            }
+            Schema::List { elements, .. } => self.lower_max_sizes(elements),
+            Schema::Dict { keys, values, .. } => {
+                self.lower_max_sizes(keys);
+                self.lower_max_sizes(values);
+            }
+            Schema::Tuple(parts) | Schema::OneOf(parts) => {
+                parts.iter_mut().for_each(|p| self.lower_max_sizes(p))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The size of the smallest value a schema permits: characters, bytes and
+/// elements (an element counts at least one).
+fn smallest_size(schema: &Schema) -> u128 {
+    match schema {
+        Schema::String { min_size, .. } | Schema::Binary { min_size, .. } => *min_size as u128,
+        Schema::List {
+            elements, min_size, ..
+        } => (*min_size as u128).saturating_mul(smallest_size(elements).max(1)),
+        Schema::Dict {
+            keys,
+            values,
+            min_size,
+            ..
+        } => (*min_size as u128).saturating_mul(
+            smallest_size(keys)
+                .saturating_add(smallest_size(values))
+                .max(1),
+        ),
+        Schema::Tuple(parts) => parts
             .iter()
-            .map(|v| {
-                cbor::as_text(v)
-                    .map(str::to_string)
-                    .ok_or_else(|| format!("{key} must be a list of strings"))
-            })
-            .collect(),
-        Some(_) => Err(format!("{key} must be a list of strings")),
-    }
-}
-
-impl RunRequest {
-    /// Parses the fields of a `run_test` command.
-    pub fn parse(message: &Cbor) -> Result<RunRequest, String> {
-        let test_cases = field(message, "test_cases")
-            .and_then(cbor::as_i128)
-            .ok_or("run_test requires an integer test_cases")?;
-        let test_cases =
-            u64::try_from(test_cases).map_err(|_| "test_cases must be non-negative")?;
-        let seed = match field(message, "seed") {
-            None => None,
-            Some(v) => Some(
-                cbor::as_i128(v)
-                    .map(|s| s as u128)
-                    .ok_or("seed must be an integer")?,
-            ),
-        };
-        let database_key = match field(message, "database_key") {
-            None => None,
-            Some(Cbor::Bytes(b)) => Some(b.clone()),
-            Some(v) => cbor::as_text(v).map(|t| t.as_bytes().to_vec()),
-        };
-        let phases = match field(message, "phases") {
-            None => None,
-            Some(_) => Some(text_list(message, "phases")?),
-        };
-        let database = match cbor::map_get(message, "database") {
-            None => Some(DEFAULT_DATABASE.to_string()),
-            Some(Cbor::Null) => None,
-            Some(v) => Some(
-                cbor::as_text(v)
-                    .map(str::to_string)
-                    .ok_or("database must be a path string or null")?,
-            ),
-        };
-        let failure_blob = match field(message, "failure_blob") {
-            None => None,
-            Some(Cbor::Bytes(b)) => Some(String::from_utf8_lossy(b).into_owned()),
-            Some(v) => Some(
-                cbor::as_text(v)
-                    .map(str::to_string)
-                    .ok_or("failure_blob must be a string")?,
-            ),
-        };
-        Ok(RunRequest {
-            failure_blob,
-            database,
-            test_cases,
-            seed,
-            derandomize: matches!(field(message, "derandomize"), Some(Cbor::Bool(true))),
-            database_key,
-            suppress_health_check: text_list(message, "suppress_health_check")?,
-            phases,
-            report_multiple_failures: !matches!(
-                field(message, "report_multiple_failures"),
-                Some(Cbor::Bool(false))
-            ),
-        })
+            .fold(0u128, |sum, p| sum.saturating_add(smallest_size(p))),
+        Schema::OneOf(branches) => branches.iter().map(smallest_size).min().unwrap_or(0),
+        _ => 1,
     }
 }
 
@@ -175,9 +150,11 @@ fn seed_from_key(key: Option<&[u8]>) -> u128 {
     }
 }
 
+/// Parsed schemas by the `generate` payload that carried them (clients send
+/// the same few schemas over and over).
 type SchemaCache = HashMap<Vec<u8>, Result<Arc<Schema>, SchemaError>>;
 
-/// Per-test-case state the client's commands refer to.
+/// Per-test-case state the client's commands refer to by id.
 #[derive(Default)]
 struct CaseState {
     collections: Vec<Collection>,
@@ -185,361 +162,300 @@ struct CaseState {
     state_machines: Vec<StateMachine>,
 }
 
-/// Why a test case ended early on the server's side.
-enum CaseEnd {
-    /// The client marked it complete.
-    Completed,
-    /// The engine stopped it (overrun or rejection) and told the client.
-    Stopped,
+/// What one run needs: the connection, the version it speaks, its limits.
+pub struct Run {
+    /// The connection the run's streams belong to.
+    pub connection: Arc<Connection>,
+    /// The protocol version announced.
+    pub version: ProtocolVersion,
+    /// Bounds on generated values.
+    pub limits: GenerateLimits,
 }
 
-fn int_arg(message: &Cbor, key: &str) -> Result<i128, String> {
-    field(message, key)
-        .and_then(cbor::as_i128)
-        .ok_or_else(|| format!("missing or non-integer field {key:?}"))
+/// The entry of `ids` a command names.
+fn by_id<'a, T>(ids: &'a mut [T], id: i128, what: &str) -> Result<&'a mut T, CommandError> {
+    usize::try_from(id)
+        .ok()
+        .and_then(|i| ids.get_mut(i))
+        .ok_or_else(|| CommandError::value(format!("unknown {what} {id}")))
 }
 
-fn handle_command(
-    message: &Cbor,
-    data: &mut TestData,
-    state: &mut CaseState,
-    cache: &mut SchemaCache,
-    connection: &Connection,
-) -> Result<Result<Cbor, (String, &'static str)>, geist_engine::StopTest> {
-    let Some(command) = field(message, "command").and_then(cbor::as_text) else {
-        return Ok(Err((
-            "request has no \"command\" text".into(),
-            "ValueError",
-        )));
-    };
-    let bad = |e: String| Ok(Err((e, "ValueError")));
-    match command {
-        "generate" => {
-            let Some(schema_value) = field(message, "schema") else {
-                return bad("generate requires a \"schema\" map".into());
-            };
-            let key = cbor::encode(schema_value);
-            let schema = cache
-                .entry(key)
-                .or_insert_with(|| Schema::parse(&from_cbor(schema_value)).map(Arc::new))
-                .clone();
-            match schema {
-                Ok(schema) => {
-                    let value = generate(&schema, data)?;
-                    Ok(Ok(to_cbor(&value, connection.version)))
+fn new_id(count: usize) -> Cbor {
+    cbor::integer(count as i128 - 1)
+}
+
+/// A command's answer: its result, an error reply, or the engine's stop.
+type Answer = Result<Result<Cbor, CommandError>, geist_engine::StopTest>;
+
+fn opened(result: Result<Stream, OpenError>) -> Result<Stream, ConnectionError> {
+    result.map_err(|e| ConnectionError::Ended(format!(": {e}")))
+}
+
+impl Run {
+    fn answer(
+        &self,
+        command: CaseCommand,
+        payload: &[u8],
+        data: &mut TestData,
+        state: &mut CaseState,
+        cache: &mut SchemaCache,
+    ) -> Answer {
+        Ok(Ok(match command {
+            CaseCommand::Generate { schema } => {
+                let parsed = match cache.get(payload) {
+                    Some(parsed) => parsed.clone(),
+                    None => {
+                        let parsed = Schema::parse(&from_cbor(&schema))
+                            .and_then(|mut s| self.limits.apply(&mut s).map(|()| Arc::new(s)));
+                        cache.insert(payload.to_vec(), parsed.clone());
+                        parsed
+                    }
+                };
+                match parsed {
+                    Ok(schema) => {
+                        let value = generate(&schema, data)?;
+                        to_cbor(&value, StringForm::generated(self.version))
+                    }
+                    Err(e) => return Ok(Err(CommandError::invalid(e.message))),
                 }
-                Err(e) => Ok(Err((
-                    format!("InvalidArgument: {}", e.message),
-                    "InvalidArgument",
-                ))),
             }
-        }
-        "start_span" => {
-            let label = field(message, "label").and_then(cbor::as_i128).unwrap_or(0);
-            data.start_span(label as u64);
-            Ok(Ok(Cbor::Null))
-        }
-        "stop_span" => {
-            let discard = matches!(field(message, "discard"), Some(Cbor::Bool(true)));
-            data.stop_span(discard);
-            Ok(Ok(Cbor::Null))
-        }
-        "target" => {
-            let value = field(message, "value").and_then(cbor::as_f64);
-            let label = field(message, "label")
-                .map(|l| {
-                    cbor::as_text(l)
-                        .map(str::to_string)
-                        .unwrap_or_else(|| format!("{l:?}"))
-                })
-                .unwrap_or_default();
-            match value {
-                Some(v) => {
-                    data.target_observations.push((label, v));
-                    Ok(Ok(Cbor::Null))
+            CaseCommand::StartSpan { label } => {
+                data.start_span(label);
+                Cbor::Null
+            }
+            CaseCommand::StopSpan { discard } => {
+                data.stop_span(discard);
+                Cbor::Null
+            }
+            CaseCommand::Target { value, label } => {
+                data.target_observations.push((label, value));
+                Cbor::Null
+            }
+            CaseCommand::NewCollection { min_size, max_size } => {
+                state.collections.push(Collection::new(min_size, max_size));
+                new_id(state.collections.len())
+            }
+            CaseCommand::CollectionMore { collection_id } => {
+                match by_id(&mut state.collections, collection_id, "collection") {
+                    Ok(collection) => Cbor::Bool(collection.more(data)?),
+                    Err(e) => return Ok(Err(e)),
                 }
-                None => bad("target requires a numeric \"value\"".into()),
             }
-        }
-        "new_collection" => {
-            let min = field(message, "min_size")
-                .and_then(cbor::as_i128)
-                .unwrap_or(0)
-                .max(0) as usize;
-            let max = field(message, "max_size")
-                .and_then(cbor::as_i128)
-                .map(|m| m.max(0) as usize);
-            if max.is_some_and(|m| m < min) {
-                return Ok(Err((
-                    format!(
-                        "InvalidArgument: Cannot have max_size < min_size (min_size={min}, max_size={max:?})"
-                    ),
-                    "InvalidArgument",
-                )));
+            CaseCommand::CollectionReject { collection_id } => {
+                match by_id(&mut state.collections, collection_id, "collection") {
+                    Ok(collection) => {
+                        collection.reject(data)?;
+                        Cbor::Null
+                    }
+                    Err(e) => return Ok(Err(e)),
+                }
             }
-            state.collections.push(Collection::new(min, max));
-            Ok(Ok(cbor::integer(state.collections.len() as i128 - 1)))
-        }
-        "collection_more" | "collection_reject" => {
-            let id = match int_arg(message, "collection_id") {
-                Ok(id) => id,
-                Err(e) => return bad(e),
-            };
-            let Some(collection) = usize::try_from(id)
-                .ok()
-                .and_then(|i| state.collections.get_mut(i))
-            else {
-                return bad(format!("unknown collection {id}"));
-            };
-            if command == "collection_more" {
-                Ok(Ok(Cbor::Bool(collection.more(data)?)))
-            } else {
-                collection.reject(data)?;
-                Ok(Ok(Cbor::Null))
+            CaseCommand::NewPool => {
+                state.pools.push(Pool::new());
+                new_id(state.pools.len())
             }
-        }
-        "new_pool" => {
-            state.pools.push(Pool::new());
-            Ok(Ok(cbor::integer(state.pools.len() as i128 - 1)))
-        }
-        "pool_add" | "pool_generate" | "pool_consume" => {
-            let id = match int_arg(message, "pool_id") {
-                Ok(id) => id,
-                Err(e) => return bad(e),
-            };
-            let Some(pool) = usize::try_from(id)
-                .ok()
-                .and_then(|i| state.pools.get_mut(i))
-            else {
-                return bad(format!("unknown pool {id}"));
-            };
-            match command {
-                "pool_add" => Ok(Ok(cbor::integer(i128::from(pool.add())))),
-                "pool_consume" => {
-                    let variable = match int_arg(message, "variable_id") {
-                        Ok(v) => v,
-                        Err(e) => return bad(e),
-                    };
-                    if let Ok(variable) = i64::try_from(variable) {
+            CaseCommand::PoolAdd { pool_id } => match by_id(&mut state.pools, pool_id, "pool") {
+                Ok(pool) => cbor::integer(i128::from(pool.add())),
+                Err(e) => return Ok(Err(e)),
+            },
+            CaseCommand::PoolGenerate { pool_id, consume } => {
+                match by_id(&mut state.pools, pool_id, "pool") {
+                    Ok(pool) => cbor::integer(i128::from(pool.draw(data, consume)?)),
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+            CaseCommand::PoolConsume {
+                pool_id,
+                variable_id,
+            } => match by_id(&mut state.pools, pool_id, "pool") {
+                Ok(pool) => {
+                    if let Ok(variable) = i64::try_from(variable_id) {
                         pool.consume(variable);
                     }
-                    Ok(Ok(Cbor::Null))
+                    Cbor::Null
                 }
-                _ => {
-                    let consume = matches!(field(message, "consume"), Some(Cbor::Bool(true)));
-                    let variable = pool.draw(data, consume)?;
-                    Ok(Ok(cbor::integer(i128::from(variable))))
+                Err(e) => return Ok(Err(e)),
+            },
+            CaseCommand::NewStateMachine { rule_names } => {
+                let Some(rules) = NonZeroUsize::new(rule_names.len()) else {
+                    return Ok(Err(CommandError::invalid(
+                        "new_state_machine requires a non-empty rule_names list",
+                    )));
+                };
+                state.state_machines.push(StateMachine::new(data, rules)?);
+                new_id(state.state_machines.len())
+            }
+            CaseCommand::StateMachineNextRule { state_machine_id } => {
+                match by_id(&mut state.state_machines, state_machine_id, "state machine") {
+                    Ok(machine) => cbor::integer(machine.next_rule(data)? as i128),
+                    Err(e) => return Ok(Err(e)),
                 }
             }
-        }
-        "new_state_machine" if connection.version.minor >= 16 => {
-            let rules = match field(message, "rule_names") {
-                Some(Cbor::Array(names)) => NonZeroUsize::new(names.len()),
-                _ => None,
-            };
-            let Some(rules) = rules else {
-                return Ok(Err((
-                    "InvalidArgument: new_state_machine requires a non-empty rule_names list"
-                        .into(),
-                    "InvalidArgument",
-                )));
-            };
-            let machine = StateMachine::new(data, rules)?;
-            state.state_machines.push(machine);
-            Ok(Ok(cbor::integer(state.state_machines.len() as i128 - 1)))
-        }
-        "state_machine_next_rule" if connection.version.minor >= 16 => {
-            let id = match int_arg(message, "state_machine_id") {
-                Ok(id) => id,
-                Err(e) => return bad(e),
-            };
-            let Some(machine) = usize::try_from(id)
-                .ok()
-                .and_then(|i| state.state_machines.get(i))
-            else {
-                return bad(format!("unknown state machine {id}"));
-            };
-            Ok(Ok(cbor::integer(machine.next_rule(data)? as i128)))
-        }
-        other => bad(format!("Unknown command: {other}")),
+            // Concluding is the case loop's: it never gets here.
+            CaseCommand::MarkComplete { .. } => Cbor::Null,
+        }))
     }
-}
 
-/// Runs one test case over the protocol.
-fn execute_case(
-    connection: &Arc<Connection>,
-    test_stream: &Stream,
-    data: &mut TestData,
-    is_final: bool,
-    cache: &mut SchemaCache,
-) -> Result<CaseEnd, StreamError> {
-    let case_stream = connection.new_server_stream();
-    test_stream.request(&cbor::text_map([
-        ("event", Cbor::Text("test_case".into())),
-        ("stream_id", cbor::integer(i128::from(case_stream.id))),
-        ("is_final", Cbor::Bool(is_final)),
-    ]))?;
-    let mut state = CaseState::default();
-    loop {
-        let packet = match case_stream.receive() {
-            Ok(p) => p,
-            Err(StreamError::StreamClosed(_)) => {
-                // Closed without mark_complete: nothing to conclude but a rejection.
-                data.conclude(Status::Invalid, None);
-                return Ok(CaseEnd::Stopped);
+    /// Runs one test case over the protocol.
+    fn execute_case(
+        &self,
+        test_stream: &Stream,
+        data: &mut TestData,
+        is_final: bool,
+        cache: &mut SchemaCache,
+    ) -> Result<(), ConnectionError> {
+        let case_stream = opened(self.connection.new_stream())?;
+        test_stream.request(
+            &Event::TestCase {
+                stream_id: case_stream.id,
+                is_final,
             }
-            Err(e) => return Err(e),
-        };
-        if packet.is_reply {
-            continue;
-        }
-        let message = match cbor::decode(&packet.payload) {
-            Ok(m) => m,
-            Err(e) => {
-                case_stream.reply_error(packet.message_id, &e.to_string(), "ProtocolError");
-                continue;
-            }
-        };
-        if field(&message, "command").and_then(cbor::as_text) == Some("mark_complete") {
-            let status = field(&message, "status")
-                .and_then(cbor::as_text)
-                .unwrap_or("");
-            let origin = field(&message, "origin")
-                .and_then(cbor::as_text)
-                .map(str::to_string);
-            let status = match status {
-                "VALID" => Status::Valid,
-                "INVALID" => Status::Invalid,
-                "INTERESTING" => Status::Interesting,
-                "OVERRUN" => Status::Overrun,
-                other => {
-                    case_stream.reply_error(
-                        packet.message_id,
-                        &format!("Unexpected mark_complete status: {other:?}"),
-                        "ValueError",
-                    );
+            .encode(),
+        )?;
+        let mut state = CaseState::default();
+        loop {
+            let request = match case_stream.next_request() {
+                Ok(request) => request,
+                Err(ConnectionError::StreamClosed(_)) => {
+                    // Closed without mark_complete: nothing to conclude but a rejection.
+                    data.conclude(Status::Invalid, None);
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            let reply_error =
+                |error: &ErrorReply| case_stream.reply_error(request.message_id, error);
+            let message = match request.message() {
+                Ok(m) => m,
+                Err(e) => {
+                    reply_error(&ErrorReply::protocol(e.to_string()));
                     continue;
                 }
             };
-            let origin = if status == Status::Interesting {
-                Some(origin.unwrap_or_else(|| "<unknown origin>".into()))
-            } else {
-                None
+            let command = match CaseCommand::decode(message, self.version) {
+                Ok(command) => command,
+                Err(e) => {
+                    reply_error(&e.reply());
+                    continue;
+                }
             };
-            data.conclude(status, origin);
-            case_stream.complete();
-            case_stream.reply_deferred(packet.message_id, Cbor::Null)?;
-            return Ok(CaseEnd::Completed);
-        }
-        // Time spent answering commands is generation time (the too_slow
-        // health check); the client's own time between commands is not.
-        let started = std::time::Instant::now();
-        let handled = handle_command(&message, data, &mut state, cache, connection);
-        data.draw_seconds += started.elapsed().as_secs_f64();
-        match handled {
-            Ok(Ok(result)) => case_stream.reply(packet.message_id, result)?,
-            Ok(Err((error, error_type))) => {
-                case_stream.reply_error(packet.message_id, &error, error_type)
-            }
-            Err(_stop) => {
-                let why = match data.status {
-                    Some(Status::Overrun) => "StopTest: the test case exceeded its choice budget",
-                    _ => "StopTest: the engine rejected this test case",
+            if let CaseCommand::MarkComplete { status, origin } = command {
+                let status = match status {
+                    CaseStatus::Valid => Status::Valid,
+                    CaseStatus::Invalid => Status::Invalid,
+                    CaseStatus::Interesting => Status::Interesting,
+                    CaseStatus::Overrun => Status::Overrun,
                 };
+                let origin = (status == Status::Interesting)
+                    .then(|| origin.unwrap_or_else(|| "<unknown origin>".into()));
+                data.conclude(status, origin);
                 case_stream.complete();
-                case_stream.reply_error(packet.message_id, why, "StopTest");
-                return Ok(CaseEnd::Stopped);
+                case_stream.reply_deferred(request.message_id, Cbor::Null)?;
+                return Ok(());
+            }
+            // Time spent answering commands is generation time (the too_slow
+            // health check); the client's own time between commands is not.
+            let started = std::time::Instant::now();
+            let answer = self.answer(command, &request.payload, data, &mut state, cache);
+            data.draw_seconds += started.elapsed().as_secs_f64();
+            match answer {
+                Ok(Ok(result)) => case_stream.reply(request.message_id, result)?,
+                Ok(Err(error)) => reply_error(&error.reply()),
+                Err(_stop) => {
+                    let why = match data.status {
+                        Some(Status::Overrun) => {
+                            "StopTest: the test case exceeded its choice budget"
+                        }
+                        _ => "StopTest: the engine rejected this test case",
+                    };
+                    case_stream.complete();
+                    reply_error(&ErrorReply::new(ErrorKind::StopTest, why));
+                    return Ok(());
+                }
             }
         }
     }
-}
 
-fn test_done(stream: &Stream, results: Vec<(&str, Cbor)>) -> Result<(), StreamError> {
-    stream.request(&cbor::text_map([
-        ("event", Cbor::Text("test_done".into())),
-        ("results", cbor::text_map(results)),
-    ]))?;
-    Ok(())
-}
-
-fn error_results(message: String, seed: u128) -> Vec<(&'static str, Cbor)> {
-    vec![
-        ("passed", Cbor::Bool(false)),
-        ("test_cases", cbor::integer(0)),
-        ("valid_test_cases", cbor::integer(0)),
-        ("invalid_test_cases", cbor::integer(0)),
-        ("interesting_test_cases", cbor::integer(0)),
-        ("seed", Cbor::Text(seed.to_string())),
-        ("error", Cbor::Text(message)),
-    ]
-}
-
-/// Runs a whole `run_test` on its stream. Errors are logged; the run simply ends.
-pub fn run_test(connection: Arc<Connection>, stream: Stream, request: RunRequest) {
-    // However the run ends (a panic included), a deferred reply leaves.
-    let _flush = FlushOnDrop(Arc::clone(&connection));
-    if let Err(e) = run_test_inner(&connection, &stream, &request) {
-        eprintln!("geist-server: test run on stream {} ended: {e}", stream.id);
-    }
-}
-
-/// Flushes the connection's deferred packet when dropped.
-struct FlushOnDrop(Arc<Connection>);
-
-impl Drop for FlushOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.flush_deferred();
-    }
-}
-
-fn run_test_inner(
-    connection: &Arc<Connection>,
-    stream: &Stream,
-    request: &RunRequest,
-) -> Result<(), StreamError> {
-    let seed = match (request.seed, request.derandomize) {
-        (Some(seed), _) => seed,
-        (None, true) => seed_from_key(request.database_key.as_deref()),
-        (None, false) => random_seed(),
-    };
-    let mut suppress = Vec::new();
-    for name in &request.suppress_health_check {
-        match HealthCheck::from_name(name) {
-            Some(h) => suppress.push(h),
-            None => {
-                return test_done(
-                    stream,
-                    error_results(
-                        format!(
-                            "Unknown health check: {name:?}. Valid health checks are: [\"test_cases_too_large\", \"filter_too_much\", \"too_slow\", \"large_initial_test_case\"]"
-                        ),
-                        seed,
-                    ),
-                );
-            }
-        }
-    }
-    let mut phases = Phases::default();
-    if let Some(names) = &request.phases {
-        phases = Phases {
-            reuse: false,
-            generate: false,
-            target: false,
-            shrink: false,
+    /// Runs a whole `run_test` on its stream. However it ends, the client
+    /// hears of it: a run the server cannot finish sends `test_done` with
+    /// the error, and the stream is closed.
+    pub fn run_test(&self, stream: Stream, request: RunTest) {
+        let seed = match (request.seed, request.derandomize) {
+            (Some(seed), _) => seed,
+            (None, true) => seed_from_key(request.database_key.as_deref()),
+            (None, false) => random_seed(),
         };
-        for name in names {
-            match name.as_str() {
-                "explicit" => {}
-                "reuse" => phases.reuse = true,
-                "generate" => phases.generate = true,
-                "target" => phases.target = true,
-                "shrink" => phases.shrink = true,
-                other => {
-                    return test_done(
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.search(&stream, &request, seed)));
+        self.finish(stream, outcome, seed, "test run");
+    }
+
+    /// Ends a run: on an error, tells the client with a `test_done` it need
+    /// not acknowledge, and closes the stream; flushes what is left.
+    fn finish(
+        &self,
+        stream: Stream,
+        outcome: std::thread::Result<Result<(), ConnectionError>>,
+        seed: u128,
+        what: &str,
+    ) {
+        let error = match outcome {
+            Ok(Ok(())) => None,
+            // Nobody is left to tell.
+            Ok(Err(ConnectionError::Ended(reason))) => {
+                eprintln!(
+                    "geist-server: {what} on stream {} ended: the connection ended{reason}",
+                    stream.id
+                );
+                None
+            }
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(panic) => Some(format!(
+                "geist-server failed: {}",
+                panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into())
+            )),
+        };
+        if let Some(error) = error {
+            eprintln!(
+                "geist-server: {what} on stream {} ended: {error}",
+                stream.id
+            );
+            let results = RunResults::error(
+                format!("the {what} ended on the server's side: {error}"),
+                seed,
+            );
+            // Sent without waiting for the acknowledgement: the client may be
+            // the reason the run ended.
+            let _ = stream.send_request(cbor::encode(&Event::TestDone(results).encode()));
+            stream.close();
+        }
+        let _ = self.connection.flush_deferred();
+    }
+
+    fn test_done(&self, stream: &Stream, results: RunResults) -> Result<(), ConnectionError> {
+        stream.request(&Event::TestDone(results).encode())?;
+        Ok(())
+    }
+
+    fn search(
+        &self,
+        stream: &Stream,
+        request: &RunTest,
+        seed: u128,
+    ) -> Result<(), ConnectionError> {
+        let mut suppress = Vec::new();
+        for name in &request.suppress_health_check {
+            match HealthCheck::from_name(name) {
+                Some(h) => suppress.push(h),
+                None => {
+                    return self.test_done(
                         stream,
-                        error_results(
+                        RunResults::error(
                             format!(
-                                "Unknown phase: {other:?}. Valid phases are: [\"explicit\", \"reuse\", \"generate\", \"target\", \"shrink\", \"explain\"]"
+                                "Unknown health check: {name:?}. Valid health checks are: [\"test_cases_too_large\", \"filter_too_much\", \"too_slow\", \"large_initial_test_case\"]"
                             ),
                             seed,
                         ),
@@ -547,158 +463,170 @@ fn run_test_inner(
                 }
             }
         }
-    }
-    let settings = RunSettings {
-        test_cases: request.test_cases,
-        seed,
-        phases,
-        report_multiple_failures: request.report_multiple_failures,
-        suppress_health_checks: suppress,
-        ..RunSettings::default()
-    };
-    if let Some(blob) = &request.failure_blob {
-        return replay_blob(connection, stream, blob, seed);
-    }
-    let directory = match (&request.database, &request.database_key) {
-        (Some(path), Some(key)) => Some((DirectoryDatabase::new(path), key.clone())),
-        _ => None,
-    };
-    let database = directory.as_ref().map(|(db, key)| DatabaseHandle {
-        database: db as &dyn geist_engine::database::ExampleDatabase,
-        key: key.clone(),
-    });
-    let mut cache = SchemaCache::new();
-    let mut failure: Option<StreamError> = None;
-    let result = run_with_database(&settings, database, &mut |data| {
-        if failure.is_some() {
-            data.conclude(Status::Overrun, None);
-            return false;
-        }
-        match execute_case(connection, stream, data, false, &mut cache) {
-            Ok(_) => true,
-            Err(e) => {
-                data.conclude(Status::Overrun, None);
-                failure = Some(e);
-                false
+        let mut phases = Phases::default();
+        if let Some(names) = &request.phases {
+            phases = Phases {
+                reuse: false,
+                generate: false,
+                target: false,
+                shrink: false,
+            };
+            for name in names {
+                match name.as_str() {
+                    "explicit" => {}
+                    "reuse" => phases.reuse = true,
+                    "generate" => phases.generate = true,
+                    "target" => phases.target = true,
+                    "shrink" => phases.shrink = true,
+                    other => {
+                        return self.test_done(
+                            stream,
+                            RunResults::error(
+                                format!(
+                                    "Unknown phase: {other:?}. Valid phases are: [\"explicit\", \"reuse\", \"generate\", \"target\", \"shrink\", \"explain\"]"
+                                ),
+                                seed,
+                            ),
+                        );
+                    }
+                }
             }
         }
-    });
-    for warning in &result.warnings {
-        eprintln!("geist-server: example database: {warning}");
+        let settings = RunSettings {
+            test_cases: request.test_cases,
+            seed,
+            phases,
+            report_multiple_failures: request.report_multiple_failures,
+            suppress_health_checks: suppress,
+            ..RunSettings::default()
+        };
+        if let Some(blob) = &request.failure_blob {
+            return self.replay_blob(stream, blob, seed);
+        }
+        let directory = match (&request.database, &request.database_key) {
+            (DatabaseChoice::Directory(path), Some(key)) => {
+                Some((DirectoryDatabase::new(path), key.clone()))
+            }
+            (DatabaseChoice::Default, Some(key)) => {
+                Some((DirectoryDatabase::new(DEFAULT_DATABASE), key.clone()))
+            }
+            _ => None,
+        };
+        let database = directory.as_ref().map(|(db, key)| DatabaseHandle {
+            database: db as &dyn geist_engine::database::ExampleDatabase,
+            key: key.clone(),
+        });
+        let mut cache = SchemaCache::new();
+        let mut failure: Option<ConnectionError> = None;
+        let result = run_with_database(&settings, database, &mut |data| {
+            if failure.is_some() {
+                data.conclude(Status::Overrun, None);
+                return false;
+            }
+            match self.execute_case(stream, data, false, &mut cache) {
+                Ok(()) => true,
+                Err(e) => {
+                    data.conclude(Status::Overrun, None);
+                    failure = Some(e);
+                    false
+                }
+            }
+        });
+        for warning in &result.warnings {
+            eprintln!("geist-server: example database: {warning}");
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let results = RunResults {
+            passed: result.passed(),
+            test_cases: Some(result.test_cases),
+            valid_test_cases: result.valid_test_cases,
+            invalid_test_cases: result.invalid_test_cases,
+            interesting_test_cases: result.failures.len() as u64,
+            seed: Some(seed),
+            error: None,
+            failure_blobs: Some(
+                result
+                    .failures
+                    .iter()
+                    .map(|f| encode_blob(&f.choices))
+                    .collect(),
+            ),
+            flaky: result.flaky.clone(),
+            health_check_failure: result.health_check_failure.clone(),
+        };
+        self.test_done(stream, results)?;
+        for failure in &result.failures {
+            let mut data = TestData::replaying(failure.choices.clone(), settings.max_choices);
+            self.execute_case(stream, &mut data, true, &mut cache)?;
+        }
+        Ok(())
     }
-    if let Some(e) = failure {
-        return Err(e);
+
+    /// Replays one failure blob: a single test case, then (if it still fails) its final replay.
+    fn replay_blob(&self, stream: &Stream, blob: &str, seed: u128) -> Result<(), ConnectionError> {
+        let choices = match decode_blob(blob) {
+            Ok(c) => c,
+            Err(e) => {
+                return self.test_done(
+                    stream,
+                    RunResults::error(format!("failure_blob: {e}"), seed),
+                );
+            }
+        };
+        let max_choices = geist_engine::data::DEFAULT_MAX_CHOICES;
+        let mut cache = SchemaCache::new();
+        let mut data = TestData::replaying(choices.clone(), max_choices);
+        self.execute_case(stream, &mut data, false, &mut cache)?;
+        let status = data.status.unwrap_or(Status::Valid);
+        let interesting = status == Status::Interesting;
+        let results = RunResults {
+            failure_blobs: Some(if interesting {
+                vec![blob.to_string()]
+            } else {
+                Vec::new()
+            }),
+            ..single_case_results(status, seed)
+        };
+        self.test_done(stream, results)?;
+        if interesting {
+            let mut data = TestData::replaying(choices, max_choices);
+            self.execute_case(stream, &mut data, true, &mut cache)?;
+        }
+        Ok(())
     }
-    let mut results = vec![
-        ("passed", Cbor::Bool(result.passed())),
-        ("test_cases", cbor::integer(i128::from(result.test_cases))),
-        (
-            "valid_test_cases",
-            cbor::integer(i128::from(result.valid_test_cases)),
-        ),
-        (
-            "invalid_test_cases",
-            cbor::integer(i128::from(result.invalid_test_cases)),
-        ),
-        (
-            "interesting_test_cases",
-            cbor::integer(result.failures.len() as i128),
-        ),
-        ("seed", Cbor::Text(seed.to_string())),
-    ];
-    results.push((
-        "failure_blobs",
-        Cbor::Array(
-            result
-                .failures
-                .iter()
-                .map(|f| Cbor::Text(encode_blob(&f.choices)))
-                .collect(),
-        ),
-    ));
-    if let Some(message) = &result.flaky {
-        results.push(("flaky", Cbor::Text(message.clone())));
+
+    /// Runs a `single_test_case`: one randomly generated, final test case.
+    pub fn single_test_case(&self, stream: Stream, seed: Option<u128>) {
+        let seed = seed.unwrap_or_else(random_seed);
+        let mut data = TestData::generating(
+            Vec::new(),
+            geist_engine::random::Source::from_seed128(seed),
+            geist_engine::data::DEFAULT_MAX_CHOICES,
+        );
+        let mut cache = SchemaCache::new();
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.execute_case(&stream, &mut data, true, &mut cache)
+                .and_then(|()| {
+                    let status = data.status.unwrap_or(Status::Valid);
+                    self.test_done(&stream, single_case_results(status, seed))
+                })
+        }));
+        self.finish(stream, outcome, seed, "single test case");
     }
-    if let Some(message) = &result.health_check_failure {
-        results.push(("health_check_failure", Cbor::Text(message.clone())));
-    }
-    test_done(stream, results)?;
-    for failure in &result.failures {
-        let mut data = TestData::replaying(failure.choices.clone(), settings.max_choices);
-        execute_case(connection, stream, &mut data, true, &mut cache)?;
-    }
-    Ok(())
 }
 
 /// The `test_done` results of a run made of one test case.
-fn single_case_results(status: Status, seed: u128) -> Vec<(&'static str, Cbor)> {
-    let count = |wanted: Status| cbor::integer(i128::from(status == wanted));
-    vec![
-        ("passed", Cbor::Bool(status != Status::Interesting)),
-        ("test_cases", cbor::integer(1)),
-        ("valid_test_cases", count(Status::Valid)),
-        ("invalid_test_cases", count(Status::Invalid)),
-        ("interesting_test_cases", count(Status::Interesting)),
-        ("seed", Cbor::Text(seed.to_string())),
-    ]
-}
-
-/// Replays one failure blob: a single test case, then (if it still fails) its final replay.
-fn replay_blob(
-    connection: &Arc<Connection>,
-    stream: &Stream,
-    blob: &str,
-    seed: u128,
-) -> Result<(), StreamError> {
-    let choices = match decode_blob(blob) {
-        Ok(c) => c,
-        Err(e) => return test_done(stream, error_results(e, seed)),
-    };
-    let max_choices = geist_engine::data::DEFAULT_MAX_CHOICES;
-    let mut cache = SchemaCache::new();
-    let mut data = TestData::replaying(choices.clone(), max_choices);
-    execute_case(connection, stream, &mut data, false, &mut cache)?;
-    let status = data.status.unwrap_or(Status::Valid);
-    let interesting = status == Status::Interesting;
-    let blobs = if interesting {
-        vec![Cbor::Text(blob.to_string())]
-    } else {
-        Vec::new()
-    };
-    let mut results = single_case_results(status, seed);
-    results.push(("failure_blobs", Cbor::Array(blobs)));
-    test_done(stream, results)?;
-    if interesting {
-        let mut data = TestData::replaying(choices, max_choices);
-        execute_case(connection, stream, &mut data, true, &mut cache)?;
-    }
-    Ok(())
-}
-
-/// Runs a `single_test_case`: one randomly generated, final test case.
-pub fn single_test_case(connection: Arc<Connection>, stream: Stream, seed: Option<u128>) {
-    let _flush = FlushOnDrop(Arc::clone(&connection));
-    let seed = seed.unwrap_or_else(random_seed);
-    let mut data = TestData::generating(
-        Vec::new(),
-        geist_engine::random::Source::from_seed128(seed),
-        geist_engine::data::DEFAULT_MAX_CHOICES,
-    );
-    let mut cache = SchemaCache::new();
-    let outcome = execute_case(&connection, &stream, &mut data, true, &mut cache);
-    if let Err(e) = outcome {
-        eprintln!(
-            "geist-server: single test case on stream {} ended: {e}",
-            stream.id
-        );
-        return;
-    }
-    let status = data.status.unwrap_or(Status::Valid);
-    let results = single_case_results(status, seed);
-    if let Err(e) = test_done(&stream, results) {
-        eprintln!(
-            "geist-server: single test case on stream {} ended: {e}",
-            stream.id
-        );
+fn single_case_results(status: Status, seed: u128) -> RunResults {
+    let count = |wanted: Status| u64::from(status == wanted);
+    RunResults {
+        passed: status != Status::Interesting,
+        test_cases: Some(1),
+        valid_test_cases: count(Status::Valid),
+        invalid_test_cases: count(Status::Invalid),
+        interesting_test_cases: count(Status::Interesting),
+        seed: Some(seed),
+        ..RunResults::default()
     }
 }

@@ -890,3 +890,161 @@ fn state_machines_pick_rules_in_protocol_0_16() {
     assert_eq!(seen.len(), 3, "every rule gets picked");
     c.finish().unwrap();
 }
+
+/// The error message of an error reply, if it is one.
+fn error_message(reply: &Value) -> String {
+    cbor::map_get(reply, "error")
+        .and_then(cbor::as_text)
+        .unwrap_or_else(|| panic!("not an error reply: {reply:?}"))
+        .to_string()
+}
+
+#[test]
+fn a_run_the_server_cannot_finish_ends_with_test_done_and_a_closed_stream() {
+    for how in ["error reply", "not CBOR", "silence"] {
+        let mut c = Client::start(ServerConfig {
+            stream_timeout: Duration::from_millis(300),
+            ..ServerConfig::default()
+        });
+        c.handshake();
+        c.start_run(1, vec![]);
+        let event = c.read().unwrap();
+        assert!(!event.is_reply && event.stream_id == 1, "{how}: {event:?}");
+        match how {
+            "error reply" => {
+                let payload = cbor::encode(&map(vec![
+                    ("error", text("the client could not run it")),
+                    ("type", text("ValueError")),
+                ]));
+                c.send(&Packet::reply(1, event.message_id, payload));
+            }
+            "not CBOR" => c.send(&Packet::reply(1, event.message_id, vec![0xFF, 0x00])),
+            _ => {}
+        }
+        let done = c.read().expect("a test_done after the failure");
+        assert!(!done.is_reply && done.stream_id == 1, "{how}: {done:?}");
+        let done = cbor::decode(&done.payload).unwrap();
+        assert_eq!(
+            cbor::map_get(&done, "event").and_then(cbor::as_text),
+            Some("test_done"),
+            "{how}: {done:?}"
+        );
+        let results = cbor::map_get(&done, "results").unwrap();
+        assert_eq!(cbor::map_get(results, "passed"), Some(&Value::Bool(false)));
+        let error = cbor::map_get(results, "error")
+            .and_then(cbor::as_text)
+            .unwrap_or_else(|| panic!("{how}: no error in {results:?}"));
+        assert!(
+            error.contains("ended on the server's side"),
+            "{how}: {error}"
+        );
+        let close = c.read().expect("the run's stream is closed");
+        assert!(
+            close.is_stream_close() && close.stream_id == 1,
+            "{how}: {close:?}"
+        );
+        c.finish().unwrap();
+    }
+}
+
+#[test]
+fn runs_beyond_the_limit_are_refused_naming_it() {
+    let mut c = Client::start(ServerConfig {
+        max_runs: 1,
+        ..ServerConfig::default()
+    });
+    c.handshake();
+    c.start_run(1, vec![("test_cases", int(3))]);
+    let second = map(vec![
+        ("command", text("run_test")),
+        ("stream_id", int(3)),
+        ("test_cases", int(3)),
+        ("database", Value::Null),
+    ]);
+    let reply = c.call(0, second.clone());
+    let message = error_message(&reply);
+    assert!(
+        message.contains("at most 1") && message.contains("--max-runs"),
+        "{message}"
+    );
+    let done = c.drive(|_, _, _| "VALID");
+    assert_eq!(cbor::map_get(&done, "passed"), Some(&Value::Bool(true)));
+    // Once the first run's thread is done, the slot is free again.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let reply = c.call(0, second.clone());
+        if cbor::map_get(&reply, "result") == Some(&Value::Bool(true)) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{reply:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let done = c.drive(|_, _, _| "VALID");
+    assert_eq!(cbor::map_get(&done, "passed"), Some(&Value::Bool(true)));
+    c.finish().unwrap();
+}
+
+#[test]
+fn huge_generate_requests_are_refused_naming_the_limit() {
+    let mut c = Client::connected();
+    c.start_run(1, vec![("test_cases", int(1))]);
+    let (_, event) = c.next_event();
+    let case = case_stream(&event);
+    let sized = |kind: &str, min: i128| map(vec![("type", text(kind)), ("min_size", int(min))]);
+    let started = std::time::Instant::now();
+    for schema in [
+        sized("string", 1_000_000_000),
+        sized("binary", 1_000_000_000),
+        // Each part is small; together they are not.
+        map(vec![
+            ("type", text("list")),
+            ("min_size", int(1000)),
+            ("elements", sized("binary", 10_000)),
+        ]),
+    ] {
+        let reply = generate(&mut c, case, schema.clone());
+        assert_eq!(error_type(&reply), Some("InvalidArgument"), "{reply:?}");
+        let message = error_message(&reply);
+        assert!(
+            message.contains("1000000") && message.contains("--max-generated-size"),
+            "{message}"
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // A large max_size is lowered to the limit, not refused.
+    let reply = generate(
+        &mut c,
+        case,
+        map(vec![
+            ("type", text("binary")),
+            ("max_size", int(1_000_000_000_000)),
+        ]),
+    );
+    assert!(matches!(result(&reply), Value::Bytes(_)), "{reply:?}");
+    c.finish().unwrap();
+}
+
+#[test]
+fn misleading_messages_say_what_is_wrong() {
+    let mut c = Client::connected();
+    // test_cases of 2^64 is too large, not negative.
+    let reply = c.call(
+        0,
+        map(vec![
+            ("command", text("run_test")),
+            ("stream_id", int(1)),
+            ("test_cases", int(1 << 64)),
+        ]),
+    );
+    let message = error_message(&reply);
+    assert!(
+        message.contains("at most") && !message.contains("non-negative"),
+        "{message}"
+    );
+    // A second handshake is named as such, not as trailing bytes.
+    let id = c.request(0, b"hegel_handshake_start".to_vec());
+    let reply = c.await_reply(0, id);
+    let message = error_message(&cbor::decode(&reply.payload).unwrap());
+    assert!(message.contains("handshake was already done"), "{message}");
+    c.finish().unwrap();
+}

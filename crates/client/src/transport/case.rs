@@ -15,6 +15,8 @@ use crate::generators::{WireSchema, spec_schema};
 use geist_engine::Value;
 use geist_engine::charset::CharSetSpec;
 use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
+use geist_protocol::values::{StringForm, from_cbor, to_cbor};
+use geist_protocol::{CaseCommand, CaseStatus};
 use geist_wire::cbor::{self, Value as Cbor};
 
 /// Why a remote command did not produce a value.
@@ -86,8 +88,8 @@ impl From<WireError> for CaseError {
 
 /// A collection the server sizes.
 pub(crate) struct RemoteCollection {
-    /// The id `new_collection` returned (sent back as is).
-    id: Cbor,
+    /// The id `new_collection` returned.
+    id: i128,
     /// Set once `collection_more` said no.
     finished: bool,
 }
@@ -120,14 +122,14 @@ impl RemoteCase {
     }
 
     /// Sends a command and returns its result; a stop is remembered.
-    fn command(&mut self, command: &str, fields: Vec<(&str, Cbor)>) -> CaseResult<Cbor> {
+    fn command(&mut self, command: CaseCommand) -> CaseResult<Cbor> {
         if self.stopped {
             return Err(CaseError::Stopped);
         }
-        let mut entries = Vec::with_capacity(fields.len() + 1);
-        entries.push(("command", Cbor::Text(command.to_string())));
-        entries.extend(fields);
-        match self.stream.request(command, &cbor::text_map(entries)) {
+        match self
+            .stream
+            .request(command.name().as_str(), &command.encode())
+        {
             Ok(v) => Ok(v),
             Err(e) => {
                 let e = CaseError::from(e);
@@ -140,7 +142,7 @@ impl RemoteCase {
     }
 
     fn generate(&mut self, schema: Cbor) -> CaseResult<Cbor> {
-        self.command("generate", vec![("schema", schema)])
+        self.command(CaseCommand::Generate { schema })
     }
 
     /// An integer choice.
@@ -192,7 +194,7 @@ impl RemoteCase {
         };
         let options = options
             .iter()
-            .map(|(k, v)| (values::to_cbor(k), values::to_cbor(v)))
+            .map(|(k, v)| (to_cbor(k, StringForm::Text), to_cbor(v, StringForm::Text)))
             .collect();
         let value = self.generate(sized("string", size, options))?;
         match values::text_of(&value) {
@@ -208,8 +210,8 @@ impl RemoteCase {
     /// A value of a schema map (formats, regexes, JSON Schema).
     #[inline(never)]
     pub(crate) fn schema(&mut self, schema: &Value) -> CaseResult<Value> {
-        let value = self.generate(values::to_cbor(schema))?;
-        Ok(values::from_cbor(&value))
+        let value = self.generate(to_cbor(schema, StringForm::Text))?;
+        Ok(from_cbor(&value))
     }
 
     /// A whole value of a generator that has one schema.
@@ -223,17 +225,14 @@ impl RemoteCase {
     /// Opens a span.
     #[inline(never)]
     pub(crate) fn start_span(&mut self, label: u64) -> CaseResult<()> {
-        self.command(
-            "start_span",
-            vec![("label", cbor::integer(i128::from(label)))],
-        )?;
+        self.command(CaseCommand::StartSpan { label })?;
         Ok(())
     }
 
     /// Closes the innermost span.
     #[inline(never)]
     pub(crate) fn stop_span(&mut self, discard: bool) -> CaseResult<()> {
-        self.command("stop_span", vec![("discard", Cbor::Bool(discard))])?;
+        self.command(CaseCommand::StopSpan { discard })?;
         Ok(())
     }
 
@@ -244,17 +243,13 @@ impl RemoteCase {
         min_size: usize,
         max_size: Option<usize>,
     ) -> CaseResult<RemoteCollection> {
-        let mut fields = vec![("min_size", cbor::integer(min_size as i128))];
-        if let Some(max) = max_size {
-            fields.push(("max_size", cbor::integer(max as i128)));
-        }
-        let id = self.command("new_collection", fields)?;
-        match id {
-            Cbor::Integer(_) | Cbor::Text(_) => Ok(RemoteCollection {
+        let id = self.command(CaseCommand::NewCollection { min_size, max_size })?;
+        match cbor::as_i128(&id) {
+            Some(id) => Ok(RemoteCollection {
                 id,
                 finished: false,
             }),
-            other => Err(protocol("new_collection", "a collection id", &other)),
+            None => Err(protocol("new_collection", "a collection id", &id)),
         }
     }
 
@@ -267,10 +262,9 @@ impl RemoteCase {
         if collection.finished {
             return Ok(false);
         }
-        match self.command(
-            "collection_more",
-            vec![("collection_id", collection.id.clone())],
-        )? {
+        match self.command(CaseCommand::CollectionMore {
+            collection_id: collection.id,
+        })? {
             Cbor::Bool(more) => {
                 collection.finished = !more;
                 Ok(more)
@@ -285,10 +279,9 @@ impl RemoteCase {
         &mut self,
         collection: &mut RemoteCollection,
     ) -> CaseResult<()> {
-        self.command(
-            "collection_reject",
-            vec![("collection_id", collection.id.clone())],
-        )?;
+        self.command(CaseCommand::CollectionReject {
+            collection_id: collection.id,
+        })?;
         Ok(())
     }
 
@@ -305,28 +298,28 @@ impl RemoteCase {
             return Ok(());
         }
         self.targeted.push(label.to_string());
-        self.command(
-            "target",
-            vec![
-                ("value", Cbor::Float(value)),
-                ("label", Cbor::Text(label.to_string())),
-            ],
-        )?;
+        self.command(CaseCommand::Target {
+            value,
+            label: label.to_string(),
+        })?;
         Ok(())
     }
 
     /// Concludes the test case with `mark_complete` (unless the server
     /// already stopped it) and closes the stream.
-    pub(crate) fn complete(&mut self, status: &str, origin: Option<&str>) -> Result<(), WireError> {
+    pub(crate) fn complete(
+        &mut self,
+        status: CaseStatus,
+        origin: Option<&str>,
+    ) -> Result<(), WireError> {
         if self.stopped {
             return Ok(());
         }
-        let mut fields = vec![("status", Cbor::Text(status.to_string()))];
-        fields.push((
-            "origin",
-            origin.map_or(Cbor::Null, |o| Cbor::Text(o.to_string())),
-        ));
-        match self.command("mark_complete", fields) {
+        let command = CaseCommand::MarkComplete {
+            status,
+            origin: origin.map(str::to_string),
+        };
+        match self.command(command) {
             Ok(_) | Err(CaseError::Stopped) => {}
             // The verdict was delivered; an error reply to it is the server's
             // business (it shows in test_done if it matters).

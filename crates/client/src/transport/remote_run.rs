@@ -9,7 +9,7 @@
 //! the same connection at the same time.
 
 use super::case::{CaseError, RemoteCase};
-use super::connection::{Connection, Incoming, StreamHandle};
+use super::connection::{Connection, StreamHandle};
 use super::{Transport, WireError};
 use crate::panic_capture::{CaptureGuard, CapturedPanic};
 use crate::runner::{
@@ -18,7 +18,8 @@ use crate::runner::{
 };
 use crate::settings::{Settings, Verbosity};
 use crate::test_case::{RemoteFailure, StopSignal, TestCase, UsageError};
-use geist_wire::cbor::{self, Value as Cbor};
+use geist_protocol::{CaseStatus, DatabaseChoice, Event, RunResults, RunTest};
+use geist_wire::cbor::Value as Cbor;
 use std::sync::Arc;
 
 /// The `run_test` request for `settings`.
@@ -26,32 +27,28 @@ fn run_test_message(settings: &Settings, seed: u64, server_name: &str, stream: u
     // Each server keeps its examples in its own format: under a directory of
     // its own, so they never meet the in-process database's files.
     let database = match (&settings.database, &settings.name) {
-        (Some(path), Some(_)) => Cbor::Text(path.join(server_name).to_string_lossy().into_owned()),
-        _ => Cbor::Null,
+        (Some(path), Some(_)) => {
+            DatabaseChoice::Directory(path.join(server_name).to_string_lossy().into_owned())
+        }
+        _ => DatabaseChoice::Disabled,
     };
-    let key = settings
-        .name
-        .as_ref()
-        .map_or(Cbor::Null, |n| Cbor::Bytes(n.as_bytes().to_vec()));
-    let checks = settings
-        .suppress_health_checks
-        .iter()
-        .map(|c| Cbor::Text(c.name().to_string()))
-        .collect();
-    cbor::text_map([
-        ("command", Cbor::Text("run_test".into())),
-        ("stream_id", cbor::integer(i128::from(stream))),
-        ("test_cases", cbor::integer(i128::from(settings.test_cases))),
-        ("seed", cbor::integer(i128::from(seed))),
-        ("derandomize", Cbor::Bool(settings.derandomize)),
-        ("database_key", key),
-        ("database", database),
-        ("suppress_health_check", Cbor::Array(checks)),
-        (
-            "report_multiple_failures",
-            Cbor::Bool(settings.report_multiple_failures),
-        ),
-    ])
+    RunTest {
+        stream_id: Some(i128::from(stream)),
+        test_cases: settings.test_cases,
+        seed: Some(u128::from(seed)),
+        derandomize: settings.derandomize,
+        database_key: settings.name.as_ref().map(|n| n.as_bytes().to_vec()),
+        suppress_health_check: settings
+            .suppress_health_checks
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect(),
+        phases: None,
+        report_multiple_failures: settings.report_multiple_failures,
+        database,
+        failure_blob: None,
+    }
+    .encode()
 }
 
 /// What the client saw while answering one run's test cases.
@@ -71,43 +68,14 @@ struct Observations {
     sections: Vec<String>,
 }
 
-/// The fields of `test_done`'s results the report uses.
-#[derive(Default)]
-struct Results {
-    passed: bool,
-    test_cases: Option<u64>,
-    valid: u64,
-    invalid: u64,
-    interesting: u64,
-    flaky: Option<String>,
-    health_check_failure: Option<String>,
-    error: Option<String>,
-}
-
-impl Results {
-    fn parse(event: &Cbor) -> Results {
-        let results = cbor::map_get(event, "results").unwrap_or(&Cbor::Null);
-        let count = |key: &str| {
-            cbor::map_get(results, key)
-                .and_then(cbor::as_i128)
-                .and_then(|n| u64::try_from(n).ok())
-        };
-        let text = |key: &str| {
-            cbor::map_get(results, key)
-                .and_then(cbor::as_text)
-                .map(str::to_string)
-        };
-        Results {
-            passed: !matches!(cbor::map_get(results, "passed"), Some(Cbor::Bool(false))),
-            test_cases: count("test_cases"),
-            valid: count("valid_test_cases").unwrap_or(0),
-            invalid: count("invalid_test_cases").unwrap_or(0),
-            interesting: count("interesting_test_cases").unwrap_or(0),
-            flaky: text("flaky"),
-            health_check_failure: text("health_check_failure"),
-            error: text("error"),
-        }
-    }
+/// The next event on a run's stream, with the message id to acknowledge.
+fn next_event(run_stream: &StreamHandle) -> Result<(u32, Event), WireError> {
+    let request = run_stream.next_request()?;
+    let message = request
+        .message()
+        .map_err(|e| WireError::Protocol(format!("event on stream {}: {e}", run_stream.id)))?;
+    let event = Event::decode(&message).map_err(|e| WireError::Protocol(e.to_string()))?;
+    Ok((request.message_id, event))
 }
 
 /// Runs `test` as one `run_test` over the wire `transport` names (sharing
@@ -170,45 +138,60 @@ pub(crate) fn run_on(
     let _capture = CaptureGuard::start();
     let mut tc = TestCase::new();
     let mut seen = Observations::default();
-    let mut answer = |event: &Incoming, seen: &mut Observations| {
-        answer_test_case(&run_stream, event, &mut tc, test, seen, settings.deadline)
+    let mut answer = |message_id: u32, stream_id: u32, is_final: bool, seen: &mut Observations| {
+        let case = CaseEvent {
+            message_id,
+            stream_id,
+            is_final,
+        };
+        answer_test_case(&run_stream, case, &mut tc, test, seen, settings.deadline)
             .map_err(transport_failure)
     };
     let results = loop {
-        let event = run_stream.next_request().map_err(transport_failure)?;
-        match event_name(&event) {
-            "test_case" => answer(&event, &mut seen)?,
-            "test_done" => {
+        match next_event(&run_stream).map_err(transport_failure)? {
+            (
+                message_id,
+                Event::TestCase {
+                    stream_id,
+                    is_final,
+                },
+            ) => answer(message_id, stream_id, is_final, &mut seen)?,
+            (message_id, Event::TestDone(results)) => {
                 run_stream
-                    .reply(event.message_id, Cbor::Bool(true))
+                    .reply(message_id, Cbor::Bool(true))
                     .map_err(transport_failure)?;
-                break Results::parse(&event.message);
-            }
-            other => {
-                return Err(transport_failure(WireError::Protocol(format!(
-                    "unexpected event {other:?} on the run's stream"
-                ))));
+                break results;
             }
         }
     };
-    for _ in 0..results.interesting {
-        let event = run_stream.next_request().map_err(transport_failure)?;
-        if event_name(&event) != "test_case" {
-            return Err(transport_failure(WireError::Protocol(format!(
-                "expected a final test_case after test_done, got {:?}",
-                event_name(&event)
-            ))));
+    for _ in 0..results.interesting_test_cases {
+        match next_event(&run_stream).map_err(transport_failure)? {
+            (
+                message_id,
+                Event::TestCase {
+                    stream_id,
+                    is_final,
+                },
+            ) => answer(message_id, stream_id, is_final, &mut seen)?,
+            (_, Event::TestDone(_)) => {
+                return Err(transport_failure(WireError::Protocol(
+                    "expected a final test_case after test_done, got another test_done".into(),
+                )));
+            }
         }
-        answer(&event, &mut seen)?;
     }
     run_stream.close();
     report(settings, seed, results, seen)
 }
 
-fn event_name(event: &Incoming) -> &str {
-    cbor::map_get(&event.message, "event")
-        .and_then(cbor::as_text)
-        .unwrap_or("")
+/// A `test_case` event as received.
+struct CaseEvent {
+    /// The event's message id, to acknowledge.
+    message_id: u32,
+    /// The test case's stream.
+    stream_id: u32,
+    /// Whether it is the final replay of a failure.
+    is_final: bool,
 }
 
 /// Registers the announced stream, acknowledges the event, runs the
@@ -216,31 +199,20 @@ fn event_name(event: &Incoming) -> &str {
 /// the test case. Only a transport failure is an error.
 fn answer_test_case(
     run_stream: &StreamHandle,
-    event: &Incoming,
+    event: CaseEvent,
     tc: &mut TestCase,
     test: &mut dyn FnMut(&mut TestCase),
     seen: &mut Observations,
     deadline: Option<std::time::Duration>,
 ) -> Result<(), WireError> {
-    let stream_id = cbor::map_get(&event.message, "stream_id")
-        .and_then(cbor::as_i128)
-        .and_then(|id| u32::try_from(id).ok())
-        .ok_or_else(|| {
-            WireError::Protocol(format!(
-                "test_case event without an integer stream_id: {:?}",
-                event.message
-            ))
-        })?;
-    let is_final = matches!(
-        cbor::map_get(&event.message, "is_final"),
-        Some(Cbor::Bool(true))
-    );
+    let is_final = event.is_final;
     // Routed before the acknowledgement, after which the server may use it.
-    let stream = run_stream.connection().open_stream(stream_id)?;
-    run_stream.reply(event.message_id, Cbor::Null)?;
+    let stream = run_stream.connection().open_stream(event.stream_id)?;
+    // The acknowledgement leaves with the test case's first command.
+    run_stream.reply_deferred(event.message_id, Cbor::Null)?;
     let mut case = RemoteCase::new(stream);
     if seen.usage.is_some() {
-        return case.complete("INVALID", None);
+        return case.complete(CaseStatus::Invalid, None);
     }
     if !is_final {
         seen.test_cases += 1;
@@ -260,14 +232,14 @@ fn answer_test_case(
     let outcome = match outcome {
         Ok(()) => match deadline_exceeded(deadline, is_final, elapsed) {
             Some(panic) => {
-                case.complete("INTERESTING", Some(DEADLINE_ORIGIN))?;
+                case.complete(CaseStatus::Interesting, Some(DEADLINE_ORIGIN))?;
                 if seen.first_panic.is_none() {
                     seen.first_panic = Some(panic.clone());
                 }
                 Outcome::Failed(panic)
             }
             None => {
-                case.complete("VALID", None)?;
+                case.complete(CaseStatus::Valid, None)?;
                 Outcome::Passed
             }
         },
@@ -275,10 +247,10 @@ fn answer_test_case(
             if payload.is::<StopSignal>() {
                 // Rejected by the property, or stopped by the server (then
                 // nothing more is sent).
-                case.complete("INVALID", None)?;
+                case.complete(CaseStatus::Invalid, None)?;
                 Outcome::Stopped
             } else if let Some(usage) = payload.downcast_ref::<UsageError>() {
-                case.complete("INVALID", None)?;
+                case.complete(CaseStatus::Invalid, None)?;
                 seen.usage = Some(usage.0.clone());
                 Outcome::Usage(usage.0.clone())
             } else if let Some(RemoteFailure(error)) = payload.downcast_ref::<RemoteFailure>() {
@@ -294,7 +266,7 @@ fn answer_test_case(
                     } => format!("server error: {error_type} in reply to {command}"),
                     _ => format!("server error: {message}"),
                 };
-                case.complete("INTERESTING", Some(&origin))?;
+                case.complete(CaseStatus::Interesting, Some(&origin))?;
                 seen.server_errors.push(message.clone());
                 Outcome::Failed(CapturedPanic {
                     message,
@@ -302,7 +274,7 @@ fn answer_test_case(
                 })
             } else {
                 let (panic, origin) = failure_of(payload.as_ref());
-                case.complete("INTERESTING", Some(&origin))?;
+                case.complete(CaseStatus::Interesting, Some(&origin))?;
                 if seen.first_panic.is_none() {
                     seen.first_panic = Some(panic.clone());
                 }
@@ -322,7 +294,7 @@ fn answer_test_case(
 fn report(
     settings: &Settings,
     seed: u64,
-    results: Results,
+    results: RunResults,
     seen: Observations,
 ) -> Result<RunSummary, String> {
     let name = settings.name.as_deref();
@@ -332,8 +304,8 @@ fn report(
     let summary = RunSummary {
         seed,
         test_cases: results.test_cases.unwrap_or(seen.test_cases),
-        valid_test_cases: results.valid,
-        invalid_test_cases: results.invalid,
+        valid_test_cases: results.valid_test_cases,
+        invalid_test_cases: results.invalid_test_cases,
         shrink_calls: seen.after_failure,
     };
     if let Some(message) = seen.usage {

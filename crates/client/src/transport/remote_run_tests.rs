@@ -5,8 +5,9 @@
 use super::*;
 use crate::generators::{self as gs, Generator};
 use crate::transport::ServerAddress;
-use crate::transport::connection::ProtocolVersion;
+use crate::transport::connection::version_from_handshake;
 use geist_wire::PacketReader;
+use geist_wire::cbor;
 use geist_wire::{HANDSHAKE_REQUEST, Packet};
 use std::collections::VecDeque;
 use std::io::Write;
@@ -389,13 +390,11 @@ fn unsupported_versions_and_bad_handshakes_are_refused() {
         server.join().expect("the script ran");
     }
     assert!(matches!(
-        ProtocolVersion::from_handshake(b"HTTP/1.1 200 OK"),
+        version_from_handshake(b"HTTP/1.1 200 OK"),
         Err(WireError::Handshake(_))
     ));
     assert_eq!(
-        ProtocolVersion::from_handshake(b"Hegel/0.13")
-            .map(|v| v.minor)
-            .ok(),
+        version_from_handshake(b"Hegel/0.13").map(|v| v.minor).ok(),
         Some(13)
     );
 }

@@ -3,69 +3,13 @@
 //! Schemas are built as engine values by the generators (the same maps the
 //! engine parses in-process) and sent as CBOR with plain text strings. Replies
 //! are decoded defensively: a value of the wrong type or out of the requested
-//! bounds is a protocol error naming the command, never a panic. Strings come
-//! back under either Hegel string tag (6 in the reference document, 91 from
-//! protocol 0.10) or as plain text, whatever version the server announced.
+//! bounds is a protocol error naming the command, never a panic. Values and
+//! schemas go to and from CBOR through [`geist_protocol::values`], which
+//! reads either Hegel string tag or plain text, whatever version the server
+//! announced.
 
-use geist_engine::Value;
 use geist_engine::choice::{FloatConstraints, IntegerConstraints};
 use geist_wire::cbor::{self, Value as Cbor};
-
-/// An engine value as CBOR (strings as plain text: schemas hold no
-/// surrogates, and every version reads text).
-pub(crate) fn to_cbor(value: &Value) -> Cbor {
-    match value {
-        Value::Null => Cbor::Null,
-        Value::Bool(b) => Cbor::Bool(*b),
-        Value::Integer(n) => cbor::integer(*n),
-        Value::Float(f) => Cbor::Float(*f),
-        Value::Bytes(b) => Cbor::Bytes(b.clone()),
-        Value::String(b) => Cbor::Text(String::from_utf8_lossy(b).into_owned()),
-        Value::Array(items) => Cbor::Array(items.iter().map(to_cbor).collect()),
-        Value::Map(entries) => Cbor::Map(
-            entries
-                .iter()
-                .map(|(k, v)| (to_cbor(k), to_cbor(v)))
-                .collect(),
-        ),
-        Value::Tagged(tag, inner) => Cbor::Tag(*tag, Box::new(to_cbor(inner))),
-    }
-}
-
-/// A generated CBOR value as an engine value: either string tag (or plain
-/// text) becomes a string, bignums within 128 bits become integers.
-pub(crate) fn from_cbor(value: &Cbor) -> Value {
-    match value {
-        Cbor::Null => Value::Null,
-        Cbor::Bool(b) => Value::Bool(*b),
-        Cbor::Integer(i) => Value::Integer(i128::from(*i)),
-        Cbor::Float(f) => Value::Float(*f),
-        Cbor::Bytes(b) => Value::Bytes(b.clone()),
-        Cbor::Text(t) => Value::String(t.as_bytes().to_vec()),
-        Cbor::Array(items) => Value::Array(items.iter().map(from_cbor).collect()),
-        Cbor::Map(entries) => Value::Map(
-            entries
-                .iter()
-                .map(|(k, v)| (from_cbor(k), from_cbor(v)))
-                .collect(),
-        ),
-        Cbor::Tag(tag @ (cbor::TAG_POSITIVE_BIGNUM | cbor::TAG_NEGATIVE_BIGNUM), inner) => {
-            match cbor::as_i128(value) {
-                Some(n) => Value::Integer(n),
-                None => Value::Tagged(*tag, Box::new(from_cbor(inner))),
-            }
-        }
-        Cbor::Tag(cbor::TAG_HEGEL_STRING | cbor::TAG_REFERENCE_STRING, inner) => {
-            match inner.as_ref() {
-                Cbor::Bytes(b) => Value::String(b.clone()),
-                Cbor::Text(t) => Value::String(t.as_bytes().to_vec()),
-                other => from_cbor(other),
-            }
-        }
-        Cbor::Tag(tag, inner) => Value::Tagged(*tag, Box::new(from_cbor(inner))),
-        _ => Value::Null,
-    }
-}
 
 /// An integer beyond `i128`: a sign and a magnitude (wire values are choices
 /// shifted by their shrink target, which can span 2^128).

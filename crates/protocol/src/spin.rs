@@ -1,4 +1,4 @@
-//! Whether to poll briefly for the client's next packet instead of sleeping.
+//! Whether to poll briefly for the peer's next packet instead of sleeping.
 //!
 //! A Hegel client answers within microseconds. When the machine has a core
 //! to spare, waking a sleeping thread costs more than that, and polling

@@ -1,0 +1,688 @@
+//! Commands: what a client asks of a server, as types.
+//!
+//! Commands on the control stream ([`ControlCommand`]) start runs; commands
+//! on a test case's stream ([`CaseCommand`]) draw values and conclude the
+//! test case. Each is a CBOR map with a `command` name ([`CommandName`]) and
+//! its fields. Decoding is as lenient as hegel-core where it costs nothing
+//! (a missing `label` is 0, a negative size is 0) and otherwise refuses with
+//! a [`CommandError`] that becomes the error reply, naming the field.
+
+use crate::reply::{ErrorKind, ErrorReply};
+use crate::run::RunTest;
+use crate::version::{Behaviour, ProtocolVersion};
+use geist_wire::cbor::{self, Value as Cbor};
+
+/// The name of every command, as it travels in the `command` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CommandName {
+    /// Start a run of many test cases (control stream).
+    RunTest,
+    /// Run one randomly generated, final test case (control stream).
+    SingleTestCase,
+    /// Draw a value of a schema.
+    Generate,
+    /// Open a span.
+    StartSpan,
+    /// Close the innermost span.
+    StopSpan,
+    /// Record a targeting observation.
+    Target,
+    /// Start sizing a collection.
+    NewCollection,
+    /// Ask whether a collection gets another element.
+    CollectionMore,
+    /// Say a collection's last element was not kept.
+    CollectionReject,
+    /// Create a variable pool.
+    NewPool,
+    /// Add a variable to a pool.
+    PoolAdd,
+    /// Draw a variable from a pool.
+    PoolGenerate,
+    /// Remove a variable from a pool.
+    PoolConsume,
+    /// Create an engine-owned state machine.
+    NewStateMachine,
+    /// Draw a state machine's next rule.
+    StateMachineNextRule,
+    /// Conclude the test case.
+    MarkComplete,
+}
+
+impl CommandName {
+    /// Every command name.
+    pub const ALL: &'static [CommandName] = &[
+        CommandName::RunTest,
+        CommandName::SingleTestCase,
+        CommandName::Generate,
+        CommandName::StartSpan,
+        CommandName::StopSpan,
+        CommandName::Target,
+        CommandName::NewCollection,
+        CommandName::CollectionMore,
+        CommandName::CollectionReject,
+        CommandName::NewPool,
+        CommandName::PoolAdd,
+        CommandName::PoolGenerate,
+        CommandName::PoolConsume,
+        CommandName::NewStateMachine,
+        CommandName::StateMachineNextRule,
+        CommandName::MarkComplete,
+    ];
+
+    /// The name on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CommandName::RunTest => "run_test",
+            CommandName::SingleTestCase => "single_test_case",
+            CommandName::Generate => "generate",
+            CommandName::StartSpan => "start_span",
+            CommandName::StopSpan => "stop_span",
+            CommandName::Target => "target",
+            CommandName::NewCollection => "new_collection",
+            CommandName::CollectionMore => "collection_more",
+            CommandName::CollectionReject => "collection_reject",
+            CommandName::NewPool => "new_pool",
+            CommandName::PoolAdd => "pool_add",
+            CommandName::PoolGenerate => "pool_generate",
+            CommandName::PoolConsume => "pool_consume",
+            CommandName::NewStateMachine => "new_state_machine",
+            CommandName::StateMachineNextRule => "state_machine_next_rule",
+            CommandName::MarkComplete => "mark_complete",
+        }
+    }
+
+    /// The command of a wire name.
+    pub fn from_name(name: &str) -> Option<CommandName> {
+        CommandName::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == name)
+    }
+
+    /// Whether `version` has this command.
+    pub fn exists_in(self, version: ProtocolVersion) -> bool {
+        match self {
+            CommandName::SingleTestCase => version.has(Behaviour::SingleTestCase),
+            CommandName::NewStateMachine | CommandName::StateMachineNextRule => {
+                version.has(Behaviour::EngineStateMachines)
+            }
+            _ => true,
+        }
+    }
+}
+
+impl std::fmt::Display for CommandName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a command was refused; it becomes the error reply.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct CommandError {
+    /// What was wrong, naming the field.
+    pub message: String,
+    /// The reply's error type.
+    pub kind: ErrorKind,
+}
+
+impl CommandError {
+    /// A `ValueError`: a field is missing or of the wrong type.
+    pub fn value(message: impl Into<String>) -> CommandError {
+        CommandError {
+            message: message.into(),
+            kind: ErrorKind::ValueError,
+        }
+    }
+
+    /// An `InvalidArgument`: the fields are well formed but not a valid request.
+    pub fn invalid(message: impl Into<String>) -> CommandError {
+        CommandError {
+            message: format!("InvalidArgument: {}", message.into()),
+            kind: ErrorKind::InvalidArgument,
+        }
+    }
+
+    /// The error reply carrying this error.
+    pub fn reply(&self) -> ErrorReply {
+        ErrorReply::new(self.kind.clone(), self.message.clone())
+    }
+}
+
+/// The fields of a command map, for typed reads.
+pub(crate) struct Fields(Vec<(Cbor, Cbor)>);
+
+impl Fields {
+    /// The fields of a map (a non-map has none).
+    pub(crate) fn of(message: Cbor) -> Fields {
+        match message {
+            Cbor::Map(entries) => Fields(entries),
+            _ => Fields(Vec::new()),
+        }
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.0
+            .iter()
+            .position(|(k, _)| matches!(k, Cbor::Text(t) if t == key))
+    }
+
+    /// The value under `key`, null counting as absent.
+    pub(crate) fn get(&self, key: &str) -> Option<&Cbor> {
+        match self.position(key).map(|i| &self.0[i].1) {
+            Some(Cbor::Null) | None => None,
+            Some(v) => Some(v),
+        }
+    }
+
+    /// The value under `key` as sent (null included).
+    pub(crate) fn raw(&self, key: &str) -> Option<&Cbor> {
+        self.position(key).map(|i| &self.0[i].1)
+    }
+
+    /// Takes the value under `key` out, null counting as absent.
+    pub(crate) fn take(&mut self, key: &str) -> Option<Cbor> {
+        match self.position(key).map(|i| self.0.swap_remove(i).1) {
+            Some(Cbor::Null) | None => None,
+            Some(v) => Some(v),
+        }
+    }
+
+    /// An integer field, if present and an integer.
+    pub(crate) fn integer(&self, key: &str) -> Option<i128> {
+        self.get(key).and_then(cbor::as_i128)
+    }
+
+    /// A required integer field.
+    pub(crate) fn required_integer(&self, key: &str) -> Result<i128, CommandError> {
+        self.integer(key)
+            .ok_or_else(|| CommandError::value(format!("missing or non-integer field {key:?}")))
+    }
+
+    /// Whether a field is `true`.
+    pub(crate) fn is_true(&self, key: &str) -> bool {
+        matches!(self.get(key), Some(Cbor::Bool(true)))
+    }
+
+    /// A text field, if present and text.
+    pub(crate) fn text(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(cbor::as_text)
+    }
+
+    /// A list of strings (absent is empty).
+    pub(crate) fn text_list(&self, key: &str) -> Result<Vec<String>, CommandError> {
+        let bad = || CommandError::value(format!("{key} must be a list of strings"));
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Cbor::Array(items)) => items
+                .iter()
+                .map(|v| cbor::as_text(v).map(str::to_string).ok_or_else(bad))
+                .collect(),
+            Some(_) => Err(bad()),
+        }
+    }
+}
+
+/// The command name of a message, checked against `version`.
+fn command_name(fields: &Fields, version: ProtocolVersion) -> Result<CommandName, CommandError> {
+    let Some(name) = fields.text("command") else {
+        return Err(CommandError::value("request has no \"command\" text"));
+    };
+    CommandName::from_name(name)
+        .filter(|c| c.exists_in(version))
+        .ok_or_else(|| CommandError::value(format!("Unknown command: {name}")))
+}
+
+/// A command on the control stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ControlCommand {
+    /// `run_test`: run many test cases on a new stream.
+    RunTest(RunTest),
+    /// `single_test_case`: run one final test case on a new stream.
+    SingleTestCase {
+        /// The stream the client opened for it.
+        stream_id: Option<i128>,
+        /// The seed, if the client chose one.
+        seed: Option<u128>,
+    },
+}
+
+impl ControlCommand {
+    /// Decodes a control-stream message in `version`.
+    pub fn decode(message: Cbor, version: ProtocolVersion) -> Result<ControlCommand, CommandError> {
+        let fields = Fields::of(message);
+        match command_name(&fields, version)? {
+            CommandName::RunTest => RunTest::decode(&fields).map(ControlCommand::RunTest),
+            CommandName::SingleTestCase => Ok(ControlCommand::SingleTestCase {
+                stream_id: fields.integer("stream_id"),
+                seed: fields.integer("seed").map(|s| s as u128),
+            }),
+            other => Err(CommandError::value(format!("Unknown command: {other}"))),
+        }
+    }
+
+    /// The message for this command.
+    pub fn encode(&self) -> Cbor {
+        match self {
+            ControlCommand::RunTest(run) => run.encode(),
+            ControlCommand::SingleTestCase { stream_id, seed } => {
+                let mut map = vec![(
+                    "command",
+                    Cbor::Text(CommandName::SingleTestCase.as_str().into()),
+                )];
+                if let Some(id) = stream_id {
+                    map.push(("stream_id", cbor::integer(*id)));
+                }
+                if let Some(seed) = seed {
+                    map.push(("seed", cbor::integer(*seed as i128)));
+                }
+                cbor::text_map(map)
+            }
+        }
+    }
+}
+
+/// How a test case ended, as the client reports it in `mark_complete`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseStatus {
+    /// It passed.
+    Valid,
+    /// It was rejected.
+    Invalid,
+    /// It failed.
+    Interesting,
+    /// It ran out of data.
+    Overrun,
+}
+
+impl CaseStatus {
+    /// The status on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CaseStatus::Valid => "VALID",
+            CaseStatus::Invalid => "INVALID",
+            CaseStatus::Interesting => "INTERESTING",
+            CaseStatus::Overrun => "OVERRUN",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<CaseStatus> {
+        [
+            CaseStatus::Valid,
+            CaseStatus::Invalid,
+            CaseStatus::Interesting,
+            CaseStatus::Overrun,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+}
+
+/// A command on a test case's stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CaseCommand {
+    /// Draw a value of `schema`.
+    Generate {
+        /// The schema map, as sent.
+        schema: Cbor,
+    },
+    /// Open a span with a label.
+    StartSpan {
+        /// The span's label (0 when absent).
+        label: u64,
+    },
+    /// Close the innermost span.
+    StopSpan {
+        /// Whether its choices did not contribute (a rejected attempt).
+        discard: bool,
+    },
+    /// Record a score to maximise.
+    Target {
+        /// The score.
+        value: f64,
+        /// The label it is recorded under.
+        label: String,
+    },
+    /// Start sizing a collection.
+    NewCollection {
+        /// The fewest elements.
+        min_size: usize,
+        /// The most elements, if bounded.
+        max_size: Option<usize>,
+    },
+    /// Ask whether collection `id` gets another element.
+    CollectionMore {
+        /// The id `new_collection` returned.
+        collection_id: i128,
+    },
+    /// Say collection `id`'s last element was not kept.
+    CollectionReject {
+        /// The id `new_collection` returned.
+        collection_id: i128,
+    },
+    /// Create a variable pool.
+    NewPool,
+    /// Add a variable to a pool.
+    PoolAdd {
+        /// The id `new_pool` returned.
+        pool_id: i128,
+    },
+    /// Let the engine choose a variable of a pool.
+    PoolGenerate {
+        /// The id `new_pool` returned.
+        pool_id: i128,
+        /// Whether the variable leaves the pool.
+        consume: bool,
+    },
+    /// Remove a variable from a pool.
+    PoolConsume {
+        /// The id `new_pool` returned.
+        pool_id: i128,
+        /// The variable.
+        variable_id: i128,
+    },
+    /// Create an engine-owned state machine (protocol 0.16).
+    NewStateMachine {
+        /// The rules' names (at least one).
+        rule_names: Vec<String>,
+    },
+    /// Draw the next rule of a state machine (protocol 0.16).
+    StateMachineNextRule {
+        /// The id `new_state_machine` returned.
+        state_machine_id: i128,
+    },
+    /// Conclude the test case.
+    MarkComplete {
+        /// How it ended.
+        status: CaseStatus,
+        /// Where a failure came from (distinct origins are distinct bugs).
+        origin: Option<String>,
+    },
+}
+
+impl CaseCommand {
+    /// Decodes a test case's command in `version`.
+    pub fn decode(message: Cbor, version: ProtocolVersion) -> Result<CaseCommand, CommandError> {
+        let mut fields = Fields::of(message);
+        let name = command_name(&fields, version)?;
+        Ok(match name {
+            CommandName::Generate => CaseCommand::Generate {
+                schema: fields
+                    .take("schema")
+                    .ok_or_else(|| CommandError::value("generate requires a \"schema\" map"))?,
+            },
+            CommandName::StartSpan => CaseCommand::StartSpan {
+                label: fields.integer("label").unwrap_or(0) as u64,
+            },
+            CommandName::StopSpan => CaseCommand::StopSpan {
+                discard: fields.is_true("discard"),
+            },
+            CommandName::Target => {
+                let value = fields
+                    .get("value")
+                    .and_then(cbor::as_f64)
+                    .ok_or_else(|| CommandError::value("target requires a numeric \"value\""))?;
+                let label = fields
+                    .get("label")
+                    .map(|l| {
+                        cbor::as_text(l)
+                            .map(str::to_string)
+                            .unwrap_or_else(|| format!("{l:?}"))
+                    })
+                    .unwrap_or_default();
+                CaseCommand::Target { value, label }
+            }
+            CommandName::NewCollection => {
+                let min_size = fields.integer("min_size").unwrap_or(0).max(0) as usize;
+                let max_size = fields.integer("max_size").map(|m| m.max(0) as usize);
+                if max_size.is_some_and(|m| m < min_size) {
+                    return Err(CommandError::invalid(format!(
+                        "Cannot have max_size < min_size (min_size={min_size}, max_size={max_size:?})"
+                    )));
+                }
+                CaseCommand::NewCollection { min_size, max_size }
+            }
+            CommandName::CollectionMore => CaseCommand::CollectionMore {
+                collection_id: fields.required_integer("collection_id")?,
+            },
+            CommandName::CollectionReject => CaseCommand::CollectionReject {
+                collection_id: fields.required_integer("collection_id")?,
+            },
+            CommandName::NewPool => CaseCommand::NewPool,
+            CommandName::PoolAdd => CaseCommand::PoolAdd {
+                pool_id: fields.required_integer("pool_id")?,
+            },
+            CommandName::PoolGenerate => CaseCommand::PoolGenerate {
+                pool_id: fields.required_integer("pool_id")?,
+                consume: fields.is_true("consume"),
+            },
+            CommandName::PoolConsume => CaseCommand::PoolConsume {
+                pool_id: fields.required_integer("pool_id")?,
+                variable_id: fields.required_integer("variable_id")?,
+            },
+            CommandName::NewStateMachine => {
+                let rule_names: Vec<String> = match fields.get("rule_names") {
+                    Some(Cbor::Array(names)) => names
+                        .iter()
+                        .map(|n| {
+                            cbor::as_text(n)
+                                .map(str::to_string)
+                                .unwrap_or_else(|| format!("{n:?}"))
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                if rule_names.is_empty() {
+                    return Err(CommandError::invalid(
+                        "new_state_machine requires a non-empty rule_names list",
+                    ));
+                }
+                CaseCommand::NewStateMachine { rule_names }
+            }
+            CommandName::StateMachineNextRule => CaseCommand::StateMachineNextRule {
+                state_machine_id: fields.required_integer("state_machine_id")?,
+            },
+            CommandName::MarkComplete => {
+                let status = fields.text("status").unwrap_or("");
+                let status = CaseStatus::from_name(status).ok_or_else(|| {
+                    CommandError::value(format!("Unexpected mark_complete status: {status:?}"))
+                })?;
+                CaseCommand::MarkComplete {
+                    status,
+                    origin: fields.text("origin").map(str::to_string),
+                }
+            }
+            CommandName::RunTest | CommandName::SingleTestCase => {
+                return Err(CommandError::value(format!("Unknown command: {name}")));
+            }
+        })
+    }
+
+    /// The command's name.
+    pub fn name(&self) -> CommandName {
+        match self {
+            CaseCommand::Generate { .. } => CommandName::Generate,
+            CaseCommand::StartSpan { .. } => CommandName::StartSpan,
+            CaseCommand::StopSpan { .. } => CommandName::StopSpan,
+            CaseCommand::Target { .. } => CommandName::Target,
+            CaseCommand::NewCollection { .. } => CommandName::NewCollection,
+            CaseCommand::CollectionMore { .. } => CommandName::CollectionMore,
+            CaseCommand::CollectionReject { .. } => CommandName::CollectionReject,
+            CaseCommand::NewPool => CommandName::NewPool,
+            CaseCommand::PoolAdd { .. } => CommandName::PoolAdd,
+            CaseCommand::PoolGenerate { .. } => CommandName::PoolGenerate,
+            CaseCommand::PoolConsume { .. } => CommandName::PoolConsume,
+            CaseCommand::NewStateMachine { .. } => CommandName::NewStateMachine,
+            CaseCommand::StateMachineNextRule { .. } => CommandName::StateMachineNextRule,
+            CaseCommand::MarkComplete { .. } => CommandName::MarkComplete,
+        }
+    }
+
+    /// The message for this command.
+    pub fn encode(&self) -> Cbor {
+        let mut map: Vec<(&str, Cbor)> = vec![("command", Cbor::Text(self.name().as_str().into()))];
+        match self {
+            CaseCommand::Generate { schema } => map.push(("schema", schema.clone())),
+            CaseCommand::StartSpan { label } => {
+                map.push(("label", cbor::integer(i128::from(*label))))
+            }
+            CaseCommand::StopSpan { discard } => map.push(("discard", Cbor::Bool(*discard))),
+            CaseCommand::Target { value, label } => {
+                map.push(("value", Cbor::Float(*value)));
+                map.push(("label", Cbor::Text(label.clone())));
+            }
+            CaseCommand::NewCollection { min_size, max_size } => {
+                map.push(("min_size", cbor::integer(*min_size as i128)));
+                if let Some(max) = max_size {
+                    map.push(("max_size", cbor::integer(*max as i128)));
+                }
+            }
+            CaseCommand::CollectionMore { collection_id }
+            | CaseCommand::CollectionReject { collection_id } => {
+                map.push(("collection_id", cbor::integer(*collection_id)))
+            }
+            CaseCommand::NewPool => {}
+            CaseCommand::PoolAdd { pool_id } => map.push(("pool_id", cbor::integer(*pool_id))),
+            CaseCommand::PoolGenerate { pool_id, consume } => {
+                map.push(("pool_id", cbor::integer(*pool_id)));
+                map.push(("consume", Cbor::Bool(*consume)));
+            }
+            CaseCommand::PoolConsume {
+                pool_id,
+                variable_id,
+            } => {
+                map.push(("pool_id", cbor::integer(*pool_id)));
+                map.push(("variable_id", cbor::integer(*variable_id)));
+            }
+            CaseCommand::NewStateMachine { rule_names } => map.push((
+                "rule_names",
+                Cbor::Array(rule_names.iter().map(|n| Cbor::Text(n.clone())).collect()),
+            )),
+            CaseCommand::StateMachineNextRule { state_machine_id } => {
+                map.push(("state_machine_id", cbor::integer(*state_machine_id)))
+            }
+            CaseCommand::MarkComplete { status, origin } => {
+                map.push(("status", Cbor::Text(status.as_str().into())));
+                map.push((
+                    "origin",
+                    origin
+                        .as_ref()
+                        .map_or(Cbor::Null, |o| Cbor::Text(o.clone())),
+                ));
+            }
+        }
+        cbor::text_map(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::version::{DEFAULT_VERSION, SUPPORTED_VERSIONS};
+
+    fn latest() -> ProtocolVersion {
+        *SUPPORTED_VERSIONS.last().unwrap()
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for name in CommandName::ALL {
+            assert_eq!(CommandName::from_name(name.as_str()), Some(*name));
+        }
+        assert_eq!(CommandName::from_name("nope"), None);
+    }
+
+    #[test]
+    fn case_commands_round_trip() {
+        let commands = vec![
+            CaseCommand::Generate {
+                schema: cbor::text_map([("type", Cbor::Text("boolean".into()))]),
+            },
+            CaseCommand::StartSpan { label: 7 },
+            CaseCommand::StopSpan { discard: true },
+            CaseCommand::Target {
+                value: 1.5,
+                label: "score".into(),
+            },
+            CaseCommand::NewCollection {
+                min_size: 1,
+                max_size: Some(3),
+            },
+            CaseCommand::NewCollection {
+                min_size: 0,
+                max_size: None,
+            },
+            CaseCommand::CollectionMore { collection_id: 0 },
+            CaseCommand::CollectionReject { collection_id: 2 },
+            CaseCommand::NewPool,
+            CaseCommand::PoolAdd { pool_id: 0 },
+            CaseCommand::PoolGenerate {
+                pool_id: 1,
+                consume: true,
+            },
+            CaseCommand::PoolConsume {
+                pool_id: 1,
+                variable_id: 4,
+            },
+            CaseCommand::NewStateMachine {
+                rule_names: vec!["push".into(), "pop".into()],
+            },
+            CaseCommand::StateMachineNextRule {
+                state_machine_id: 0,
+            },
+            CaseCommand::MarkComplete {
+                status: CaseStatus::Interesting,
+                origin: Some("here".into()),
+            },
+            CaseCommand::MarkComplete {
+                status: CaseStatus::Valid,
+                origin: None,
+            },
+        ];
+        for command in commands {
+            let wire = cbor::decode(&cbor::encode(&command.encode())).unwrap();
+            assert_eq!(CaseCommand::decode(wire, latest()), Ok(command));
+        }
+    }
+
+    #[test]
+    fn bad_commands_name_what_is_wrong() {
+        let decode = |entries: Vec<(&str, Cbor)>| {
+            CaseCommand::decode(cbor::text_map(entries), DEFAULT_VERSION).unwrap_err()
+        };
+        let text = |s: &str| Cbor::Text(s.into());
+        assert_eq!(decode(vec![]).message, "request has no \"command\" text");
+        assert_eq!(
+            decode(vec![("command", text("frobnicate"))]).message,
+            "Unknown command: frobnicate"
+        );
+        // State machines are protocol 0.16's; run_test belongs on the control stream.
+        assert_eq!(
+            decode(vec![("command", text("new_state_machine"))]).message,
+            "Unknown command: new_state_machine"
+        );
+        assert_eq!(
+            decode(vec![("command", text("run_test"))]).message,
+            "Unknown command: run_test"
+        );
+        let e = decode(vec![("command", text("collection_more"))]);
+        assert_eq!(e.message, "missing or non-integer field \"collection_id\"");
+        assert_eq!(e.kind, ErrorKind::ValueError);
+        let e = decode(vec![
+            ("command", text("new_collection")),
+            ("min_size", cbor::integer(3)),
+            ("max_size", cbor::integer(1)),
+        ]);
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        assert!(e.message.contains("max_size < min_size"), "{}", e.message);
+        let e = decode(vec![
+            ("command", text("mark_complete")),
+            ("status", text("MAYBE")),
+        ]);
+        assert_eq!(e.message, "Unexpected mark_complete status: \"MAYBE\"");
+        let e = decode(vec![("command", text("generate")), ("schema", Cbor::Null)]);
+        assert_eq!(e.message, "generate requires a \"schema\" map");
+    }
+}
