@@ -21,10 +21,12 @@ pub mod spin;
 pub mod values;
 pub mod version;
 
-pub use command::{CaseCommand, CaseStatus, CommandError, CommandName, ControlCommand};
+pub use command::{
+    CaseCommand, CaseStatus, CommandError, CommandName, ControlCommand, DatabaseChoice, RunTest,
+};
 pub use connection::{
     Connection, ConnectionConfig, ConnectionError, OpenError, ReaderEnd, Request, Role, Stream,
 };
 pub use reply::{ErrorKind, ErrorReply};
-pub use run::{DatabaseChoice, Event, EventError, RunResults, RunTest};
+pub use run::{Event, EventError, RunResults};
 pub use version::{Behaviour, DEFAULT_VERSION, ProtocolVersion, SUPPORTED_VERSIONS, VersionError};
