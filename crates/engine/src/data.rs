@@ -204,6 +204,11 @@ impl TestData {
         }
     }
 
+    /// How many spans are open.
+    pub fn open_span_count(&self) -> usize {
+        self.open_spans.len()
+    }
+
     /// Records a span over already-made choices (used by collections, whose
     /// element ranges need not nest with client spans).
     pub fn record_span(&mut self, label: u64, start: usize, end: usize) {

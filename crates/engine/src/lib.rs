@@ -1,6 +1,7 @@
 //! geist's testing engine: choice sequences, generation from schemas, shrinking,
 //! the example database, targeting and health checks, and the pieces stateful
-//! tests are made of ([`pool`], [`state_machine`]).
+//! tests and recursive values are made of ([`pool`], [`state_machine`],
+//! [`recursion`], [`repeat`]) and reproduction [`blob`]s.
 //!
 //! Pure logic: no sockets, no processes, no protocol. A test case is a
 //! [`data::TestData`] recording typed [`choice`]s; [`generate`] turns Hegel
@@ -16,6 +17,8 @@ pub mod database;
 pub mod generate;
 pub mod pool;
 pub mod random;
+pub mod recursion;
+pub mod repeat;
 pub mod value;
 
 pub use data::{Status, StopTest, TestData};

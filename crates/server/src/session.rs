@@ -287,7 +287,7 @@ impl Run {
             }
             CaseCommand::StateMachineNextRule { state_machine_id } => {
                 match by_id(&mut state.state_machines, state_machine_id, "state machine") {
-                    Ok(machine) => cbor::integer(machine.next_rule(data)? as i128),
+                    Ok(machine) => cbor::integer(machine.pick_rule(data)? as i128),
                     Err(e) => return Ok(Err(e)),
                 }
             }
