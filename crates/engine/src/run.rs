@@ -9,7 +9,7 @@
 
 use crate::choice::{ChoiceValue, sequence_cmp};
 use crate::data::{DEFAULT_MAX_CHOICES, Status, TestData};
-use crate::database::ExampleDatabase;
+use crate::database::{ExampleDatabase, KeyedDatabase};
 use crate::random::Source;
 use crate::shrink::{Example, Replay, Shrinker};
 use crate::target::{Step, TargetBest};
@@ -195,27 +195,23 @@ pub fn run_with_database(
     database: Option<DatabaseHandle<'_>>,
     test: &mut dyn FnMut(&mut TestData) -> bool,
 ) -> RunResult {
-    let saved = match &database {
+    match database {
         Some(handle) => {
-            let (entries, warnings) = handle.database.fetch(&handle.key);
-            let mut runner = Runner::new(settings, test, database);
-            runner.result.warnings = warnings;
-            return runner.run(entries);
+            let mut keyed = KeyedDatabase::new(handle.database, handle.key);
+            let saved = keyed.fetch();
+            Runner::new(settings, test, Some(keyed)).run(saved)
         }
-        None => Vec::new(),
-    };
-    Runner::new(settings, test, None).run(saved)
+        None => Runner::new(settings, test, None).run(Vec::new()),
+    }
 }
 
 /// The state of one run, shared by its phases.
 struct Runner<'s, 't, 'd> {
     settings: &'s RunSettings,
     test: &'t mut dyn FnMut(&mut TestData) -> bool,
-    database: Option<DatabaseHandle<'d>>,
+    database: Option<KeyedDatabase<'d>>,
     result: RunResult,
     failures: HashMap<String, Example>,
-    /// Origins whose failure came back from the database (already shrunk).
-    reused: HashSet<String>,
     tree: DataTree,
     /// Whether the last test case executed made choices no earlier one made.
     last_was_new: bool,
@@ -270,7 +266,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
     fn new(
         settings: &'s RunSettings,
         test: &'t mut dyn FnMut(&mut TestData) -> bool,
-        database: Option<DatabaseHandle<'d>>,
+        database: Option<KeyedDatabase<'d>>,
     ) -> Self {
         Runner {
             settings,
@@ -278,7 +274,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             database,
             result: RunResult::default(),
             failures: HashMap::new(),
-            reused: HashSet::new(),
             tree: DataTree::default(),
             last_was_new: false,
             targets: HashMap::new(),
@@ -365,18 +360,13 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         if previous.is_some_and(|e| sequence_cmp(&example.nodes, &e.nodes) != Ordering::Less) {
             return;
         }
-        if let Some(handle) = &self.database {
+        if let Some(database) = &mut self.database {
             if let Some(old) = previous {
                 // The replaced example moves to the secondary key until the run
                 // ends, so an interrupted run loses no progress.
-                let _ = handle.database.delete(&handle.key, &old.choices());
-                let _ = handle
-                    .database
-                    .save(&crate::database::secondary_key(&handle.key), &old.choices());
+                database.demote(&old.choices());
             }
-            if let Err(e) = handle.database.save(&handle.key, &example.choices()) {
-                self.result.warnings.push(e);
-            }
+            database.save(&example.choices());
         }
         if self.first_bug_at.is_none() {
             self.first_bug_at = Some(self.result.test_cases);
@@ -415,16 +405,14 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         for choices in saved {
             let mut data = TestData::replaying(choices.clone(), self.settings.max_choices);
             self.execute(&mut data);
-            if data.status == Some(Status::Interesting) {
-                // Replayed exactly as saved: it was shrunk when it was found.
-                // If the test now reads it differently, shrink it again.
-                if let Some(origin) = &data.origin
-                    && data.choices() == choices
-                {
-                    self.reused.insert(origin.clone());
-                }
-            } else if let Some(handle) = &self.database {
-                let _ = handle.database.delete(&handle.key, &choices);
+            // A replayed failure is shrunk like a new one: in a store shared by
+            // several workers it may be another worker's example from the middle
+            // of its shrinking, and shrinking an already minimal one costs a
+            // few test cases.
+            if data.status != Some(Status::Interesting)
+                && let Some(database) = &mut self.database
+            {
+                database.delete(&choices);
             }
         }
     }
@@ -625,7 +613,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             if self.stopped() {
                 break;
             }
-            if !done.insert(origin.clone()) || self.reused.contains(&origin) {
+            if !done.insert(origin.clone()) {
                 continue;
             }
             let Some(example) = self.failures.get(&origin).cloned() else {
@@ -667,11 +655,10 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
 
     fn finish(mut self) -> RunResult {
         self.result.aborted = self.aborted;
-        if let Some(handle) = &self.database {
-            let secondary = crate::database::secondary_key(&handle.key);
-            for entry in handle.database.fetch(&secondary).0 {
-                let _ = handle.database.delete(&secondary, &entry);
-            }
+        if let Some(database) = &mut self.database {
+            database.clear_secondary();
+            let warnings = database.take_warnings();
+            self.result.warnings.extend(warnings);
         }
         let mut found: Vec<Example> = self.failures.into_values().collect();
         found.sort_by(|a, b| sequence_cmp(&a.nodes, &b.nodes));
