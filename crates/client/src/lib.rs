@@ -31,6 +31,7 @@ pub mod stateful;
 mod test_case;
 pub mod transport;
 
+pub use geist_database::DatabaseSetting;
 pub use geist_engine::HealthCheck;
 /// `#[geist::test]`: a property test run by [`check`]; `#[derive(Generate)]`:
 /// a default generator for a struct or enum.

@@ -15,7 +15,6 @@ use crate::test_case::{Recording, StopSignal, TestCase, UsageError};
 use crate::transport::Transport;
 use geist_engine::DatabaseHandle;
 use geist_engine::data::DEFAULT_MAX_CHOICES;
-use geist_engine::database::{DirectoryDatabase, ExampleDatabase};
 use geist_engine::{Phases, RunResult, RunSettings, Status, TestData};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -178,6 +177,9 @@ pub fn run_property(
     settings: &Settings,
     test: &mut dyn FnMut(&mut TestCase),
 ) -> Result<RunSummary, String> {
+    if let Some(error) = &settings.database_error {
+        return Err(format!("geist: invalid database setting: {error}"));
+    }
     if !settings.environment_errors.is_empty() {
         return Err(format!(
             "geist: cannot use the environment: {}",
@@ -199,12 +201,16 @@ pub fn run_property(
     };
     let debug = settings.verbosity >= Verbosity::Debug;
     let database = match (&settings.database, &settings.name) {
-        (Some(path), Some(_)) => Some(DirectoryDatabase::new(path)),
+        (Some(setting), Some(_)) => Some(
+            setting
+                .open()
+                .map_err(|e| format!("geist: cannot open the example database {setting}: {e}"))?,
+        ),
         _ => None,
     };
     let handle = match (&database, &settings.name) {
         (Some(db), Some(name)) => Some(DatabaseHandle {
-            database: db as &dyn ExampleDatabase,
+            database: db.as_ref(),
             key: name.as_bytes().to_vec(),
         }),
         _ => None,

@@ -7,8 +7,8 @@
 //! then override those defaults.
 
 use crate::transport::{ServerAddress, ServerCommand, Transport};
+use geist_database::{DatabaseSetting, IntoDatabaseSetting};
 use geist_engine::HealthCheck;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// The default example database directory, relative to the working directory
@@ -46,7 +46,9 @@ pub struct Settings {
     pub(crate) test_cases: u64,
     pub(crate) seed: Option<u64>,
     pub(crate) derandomize: bool,
-    pub(crate) database: Option<PathBuf>,
+    pub(crate) database: Option<DatabaseSetting>,
+    /// Why the database given in code names no database, reported when the run starts.
+    pub(crate) database_error: Option<String>,
     pub(crate) suppress_health_checks: Vec<HealthCheck>,
     pub(crate) verbosity: Verbosity,
     pub(crate) report_multiple_failures: bool,
@@ -91,7 +93,8 @@ impl Settings {
             test_cases: 100,
             seed: None,
             derandomize: false,
-            database: Some(PathBuf::from(DEFAULT_DATABASE)),
+            database: Some(DatabaseSetting::Directory(DEFAULT_DATABASE.into())),
+            database_error: None,
             suppress_health_checks: Vec::new(),
             verbosity: Verbosity::Normal,
             report_multiple_failures: true,
@@ -121,10 +124,15 @@ impl Settings {
             }
         }
         if let Some(text) = env.get("GEIST_DATABASE") {
-            settings.database = match text.trim() {
-                "" | "none" | "off" => None,
-                path => Some(PathBuf::from(path)),
-            };
+            match text.trim() {
+                "" | "none" | "off" => settings.database = None,
+                setting => match DatabaseSetting::parse(setting) {
+                    Ok(setting) => settings.database = Some(setting),
+                    Err(e) => settings
+                        .environment_errors
+                        .push(format!("GEIST_DATABASE={text:?}: {e}")),
+                },
+            }
         }
         if let Some(text) = env.get("GEIST_VERBOSITY") {
             match Verbosity::parse(&text) {
@@ -207,8 +215,21 @@ impl Settings {
 
     /// Where failing examples are saved and replayed from first on the next
     /// run (keyed by the property's name); `None` for no database.
-    pub fn database(mut self, path: Option<impl Into<PathBuf>>) -> Settings {
-        self.database = path.map(Into::into);
+    ///
+    /// A `Path` is a directory. A string is a database setting: a directory,
+    /// `redis://host:port/db`, `readonly:SETTING`, or several of these
+    /// separated by commas (see [`DatabaseSetting`]); a string that names no
+    /// database fails the run with the reason.
+    pub fn database(mut self, setting: Option<impl IntoDatabaseSetting>) -> Settings {
+        self.database_error = None;
+        self.database = match setting.map(IntoDatabaseSetting::into_database_setting) {
+            None => None,
+            Some(Ok(setting)) => Some(setting),
+            Some(Err(e)) => {
+                self.database_error = Some(e.to_string());
+                None
+            }
+        };
         self
     }
 
@@ -278,9 +299,9 @@ impl Settings {
         self.seed
     }
 
-    /// The example database directory, if any.
-    pub fn get_database(&self) -> Option<&std::path::Path> {
-        self.database.as_deref()
+    /// The example database, if any.
+    pub fn get_database(&self) -> Option<&DatabaseSetting> {
+        self.database.as_ref()
     }
 
     /// The seed this run uses: the given one, one derived from the name when
@@ -336,8 +357,8 @@ mod tests {
         assert_eq!(s.test_cases, 100);
         assert_eq!(s.seed, None);
         assert_eq!(
-            s.database.as_deref(),
-            Some(std::path::Path::new(DEFAULT_DATABASE))
+            s.database,
+            Some(DatabaseSetting::Directory(DEFAULT_DATABASE.into()))
         );
         assert!(s.environment_errors.is_empty());
     }
@@ -359,7 +380,33 @@ mod tests {
     #[test]
     fn ci_database_can_be_asked_for() {
         let s = from(&[("CI", "1"), ("GEIST_DATABASE", "db")]);
-        assert_eq!(s.database.as_deref(), Some(std::path::Path::new("db")));
+        assert_eq!(s.database, Some(DatabaseSetting::Directory("db".into())));
+    }
+
+    #[test]
+    fn the_database_setting_takes_redis_and_combinations() {
+        let s = from(&[("GEIST_DATABASE", "local,readonly:redis://ci:6379/0")]);
+        assert_eq!(
+            s.get_database().map(ToString::to_string).as_deref(),
+            Some("local,readonly:redis://ci:6379/0")
+        );
+        for off in ["", "none", "off"] {
+            assert_eq!(from(&[("GEIST_DATABASE", off)]).database, None);
+        }
+        let s = from(&[("GEIST_DATABASE", "redis://h/0?colour=blue")]);
+        assert!(
+            s.environment_errors[0].starts_with("GEIST_DATABASE=\"redis://h/0?colour=blue\": ")
+        );
+        let s = from(&[]).database(Some("a,,b"));
+        assert_eq!(s.database, None);
+        assert!(
+            s.database_error
+                .as_deref()
+                .is_some_and(|e| e.contains("is empty"))
+        );
+        let s = s.database(Some(std::path::Path::new("a,,b")));
+        assert_eq!(s.database, Some(DatabaseSetting::Directory("a,,b".into())));
+        assert_eq!(s.database_error, None);
     }
 
     #[test]

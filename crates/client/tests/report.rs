@@ -3,6 +3,7 @@
 
 use geist::generators as gs;
 use geist::{Generator, Settings, TestCase, check, run_property};
+use geist_database::ExampleDatabase;
 use std::process::Command;
 
 fn settings(seed: u64) -> Settings {
@@ -248,15 +249,12 @@ fn database_replays_the_saved_failure_first() {
         let _: u32 = tc.draw(gs::integers::<u32>());
     });
     assert!(fixed.is_ok());
-    let entries: usize = std::fs::read_dir(dir.path())
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|key_dir| {
-            std::fs::read_dir(key_dir.path())
-                .map(|d| d.count())
-                .unwrap_or(0)
-        })
+    let database = geist_database::DirectoryDatabase::new(dir.path());
+    let entries: usize = database
+        .keys()
+        .expect("keys")
+        .iter()
+        .map(|key| database.fetch(key).expect("fetch").len())
         .sum();
     assert_eq!(entries, 0);
 }

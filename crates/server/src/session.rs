@@ -11,8 +11,8 @@
 //! closed, so the client is never left waiting.
 
 use geist_engine::blob::{decode_blob, encode_blob};
+use geist_database::DatabaseSetting;
 use geist_engine::data::Collection;
-use geist_engine::database::DirectoryDatabase;
 use geist_engine::generate::{Schema, SchemaError, generate};
 use geist_engine::pool::Pool;
 use geist_engine::run::{DatabaseHandle, HealthCheck, Phases, RunSettings, run_with_database};
@@ -32,6 +32,21 @@ use std::sync::Arc;
 
 /// Where the database lives when the client does not say (as hegel-core: `.hegel/examples`).
 pub const DEFAULT_DATABASE: &str = ".hegel/examples";
+
+/// The example database a `run_test` asks for: its `database` field read as
+/// geist's one database setting (a directory, `redis://...`, `readonly:X`, or
+/// several comma-separated), `None` when it is `null`. An absent field means
+/// [`DEFAULT_DATABASE`]; an empty or malformed setting is refused with the
+/// reason, so a run never writes its examples somewhere it was not asked to.
+fn database_setting(choice: &DatabaseChoice) -> Result<Option<DatabaseSetting>, String> {
+    match choice {
+        DatabaseChoice::Default => Ok(Some(DatabaseSetting::Directory(DEFAULT_DATABASE.into()))),
+        DatabaseChoice::Disabled => Ok(None),
+        DatabaseChoice::Directory(text) => DatabaseSetting::parse(text)
+            .map(Some)
+            .map_err(|e| format!("database: {e}")),
+    }
+}
 
 /// The default of [`GenerateLimits::max_size`].
 pub const DEFAULT_MAX_GENERATED_SIZE: usize = 1_000_000;
@@ -503,17 +518,22 @@ impl Run {
         if let Some(blob) = &request.failure_blob {
             return self.replay_blob(stream, blob, seed);
         }
-        let directory = match (&request.database, &request.database_key) {
-            (DatabaseChoice::Directory(path), Some(key)) => {
-                Some((DirectoryDatabase::new(path), key.clone()))
-            }
-            (DatabaseChoice::Default, Some(key)) => {
-                Some((DirectoryDatabase::new(DEFAULT_DATABASE), key.clone()))
-            }
+        let setting = match database_setting(&request.database) {
+            Ok(setting) => setting,
+            Err(e) => return self.test_done(stream, RunResults::error(e, seed)),
+        };
+        let opened = match (&setting, &request.database_key) {
+            (Some(setting), Some(key)) => match setting.open() {
+                Ok(database) => Some((database, key.clone())),
+                Err(e) => {
+                    eprintln!("geist-server: example database: {e}; this run goes on without it");
+                    None
+                }
+            },
             _ => None,
         };
-        let database = directory.as_ref().map(|(db, key)| DatabaseHandle {
-            database: db as &dyn geist_engine::database::ExampleDatabase,
+        let database = opened.as_ref().map(|(db, key)| DatabaseHandle {
+            database: db.as_ref(),
             key: key.clone(),
         });
         let mut cache = SchemaCache::new();
@@ -628,5 +648,51 @@ fn single_case_results(status: Status, seed: u128) -> RunResults {
         interesting_test_cases: count(Status::Interesting),
         seed: Some(seed),
         ..RunResults::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geist_protocol::ControlCommand;
+    use geist_protocol::version::DEFAULT_VERSION;
+
+    /// The database a `run_test` with this `database` field asks for.
+    fn run_test(database: Option<Cbor>) -> Result<Option<DatabaseSetting>, String> {
+        let mut fields = vec![
+            ("command", Cbor::Text("run_test".into())),
+            ("test_cases", cbor::integer(10)),
+        ];
+        if let Some(database) = database {
+            fields.push(("database", database));
+        }
+        match ControlCommand::decode(cbor::text_map(fields), DEFAULT_VERSION) {
+            Ok(ControlCommand::RunTest(run)) => database_setting(&run.database),
+            Ok(other) => panic!("decoded as {other:?}"),
+            Err(e) => Err(format!("{e:?}")),
+        }
+    }
+
+    /// Issue 16: `"database": ""` used to store entries in the working directory.
+    #[test]
+    fn an_empty_database_setting_is_refused() {
+        let error = run_test(Some(Cbor::Text(String::new()))).unwrap_err();
+        assert!(error.contains("the database setting is empty"), "{error}");
+    }
+
+    #[test]
+    fn the_database_field_takes_every_setting_form() {
+        let default = run_test(None).unwrap();
+        assert_eq!(
+            default,
+            Some(DatabaseSetting::Directory(DEFAULT_DATABASE.into()))
+        );
+        assert_eq!(run_test(Some(Cbor::Null)).unwrap(), None);
+        let shared = ".hegel/examples,readonly:redis://127.0.0.1:6379/0";
+        let parsed = run_test(Some(Cbor::Text(shared.into()))).unwrap();
+        assert_eq!(parsed.map(|s| s.to_string()).as_deref(), Some(shared));
+        let error = run_test(Some(Cbor::Text("redis://h/0?colour=blue".into()))).unwrap_err();
+        assert!(error.contains("unknown option \"colour\""), "{error}");
+        assert!(run_test(Some(Cbor::Integer(3.into()))).is_err());
     }
 }

@@ -25,11 +25,15 @@ use std::sync::Arc;
 /// The `run_test` request for `settings`.
 fn run_test_message(settings: &Settings, seed: u64, server_name: &str, stream: u32) -> Cbor {
     // Each server keeps its examples in its own format: under a directory of
-    // its own, so they never meet the in-process database's files.
+    // its own, so they never meet the in-process database's files. Network
+    // stores (Redis) are passed on as they are: only a server that reads
+    // geist's setting strings (geist-server) can use them.
     let database = match (&settings.database, &settings.name) {
-        (Some(path), Some(_)) => {
-            DatabaseChoice::Directory(path.join(server_name).to_string_lossy().into_owned())
-        }
+        (Some(setting), Some(_)) => DatabaseChoice::Directory(
+            setting
+                .map_directories(&|directory| directory.join(server_name))
+                .to_string(),
+        ),
         _ => DatabaseChoice::Disabled,
     };
     RunTest {

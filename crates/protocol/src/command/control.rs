@@ -11,7 +11,9 @@ pub enum DatabaseChoice {
     Default,
     /// `null`: no database.
     Disabled,
-    /// A directory.
+    /// The field's text: a directory, or any of geist's database settings
+    /// (`redis://...`, `readonly:X`, several comma-separated), which
+    /// geist-server reads with `geist_database::DatabaseSetting::parse`.
     Directory(String),
 }
 
