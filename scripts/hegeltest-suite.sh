@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs test files of the published hegeltest crate (Rust client of Hegel)
 # against geist-server. The crate is fetched from crates.io into target/ (never
-# committed) and its own tests run with HEGEL_SERVER_COMMAND pointing at our
-# server binary.
+# committed; scripts/fetch-hegeltest.sh) and its own tests run with
+# HEGEL_SERVER_COMMAND pointing at our server binary.
 #
 # usage: scripts/hegeltest-suite.sh [TEST_FILE ...]   (default: the foundation and engine sets)
 set -euo pipefail
@@ -23,25 +23,7 @@ default_tests=(test_integers test_floats test_strings test_collections test_tupl
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${default_tests[@]}")
 
-if [ ! -f "$src/Cargo.toml" ]; then
-    echo "fetching hegeltest $version from crates.io"
-    mkdir -p "$work/fetch/src"
-    cat > "$work/fetch/Cargo.toml" <<TOML
-[package]
-name = "fetch-hegeltest"
-version = "0.0.0"
-edition = "2021"
-[dependencies]
-hegeltest = "=$version"
-[workspace]
-TOML
-    : > "$work/fetch/src/lib.rs"
-    (cd "$work/fetch" && cargo fetch --quiet)
-    registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
-    found=$(find "$registry" -maxdepth 2 -type d -name "hegeltest-$version" | head -n 1)
-    [ -n "$found" ] || { echo "hegeltest $version not found under $registry" >&2; exit 1; }
-    rm -rf "$src.tmp" && cp -r "$found" "$src.tmp" && mv "$src.tmp" "$src"
-fi
+"$root/scripts/fetch-hegeltest.sh" "$version" >/dev/null
 
 # The test profile's build (what `cargo test` already compiled, opt-level 1)
 # serves the suite; GEIST_SERVER_PROFILE=release measures the shipped build.

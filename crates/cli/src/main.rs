@@ -6,6 +6,7 @@
 mod bench;
 #[cfg(feature = "genvm")]
 mod calldata;
+mod db;
 #[cfg(feature = "fixtures")]
 mod fixtures;
 #[cfg(feature = "genvm")]
@@ -43,6 +44,8 @@ enum Command {
     Vectors(vectors::Args),
     /// Run geist's benchmarks and print their tables.
     Bench(bench::Args),
+    /// List, export, import and merge example databases.
+    Db(db::Args),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "vectors")]
         Command::Vectors(args) => vectors::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Db(args) => db::run(args),
     };
     match result {
         Ok(code) => code,

@@ -183,7 +183,7 @@ impl RedisDatabase {
                 }
             }
             Err(error) => {
-                if let Some(connection) = connection.filter(|c| redis::ConnectionLike::is_open(c)) {
+                if let Some(connection) = connection.filter(redis::ConnectionLike::is_open) {
                     *link = Link::Open(connection);
                 }
                 Err(DatabaseError::Refused {

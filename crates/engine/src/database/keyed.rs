@@ -46,7 +46,13 @@ impl<'a> KeyedDatabase<'a> {
                     self.note(failure);
                 }
             }
-            error if self.first_error.is_none() => self.first_error = Some(error.to_string()),
+            error if self.first_error.is_none() => {
+                let going_on = match error {
+                    DatabaseError::Unavailable { .. } => "; the run goes on without it",
+                    _ => "",
+                };
+                self.first_error = Some(format!("{error}{going_on}"));
+            }
             _ => self.further_errors += 1,
         }
     }

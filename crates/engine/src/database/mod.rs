@@ -105,7 +105,7 @@ pub enum DatabaseError {
     },
     /// The store could not be reached (down, too slow, refused the connection).
     /// The backend goes on without it and tries again later.
-    #[error("{location} is unavailable ({reason}); runs go on without it")]
+    #[error("{location} is unavailable ({reason})")]
     Unavailable {
         /// The store's address.
         location: String,
