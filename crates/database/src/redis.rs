@@ -193,6 +193,27 @@ impl RedisDatabase {
             }
         }
     }
+
+    /// Runs one of the scripts above on geist's keys for `keys`, with
+    /// `ARGV` = `value` (if any), then the expiry.
+    fn run_script<T: redis::FromRedisValue>(
+        &self,
+        while_down: T,
+        script: &str,
+        keys: &[&[u8]],
+        value: Option<&[u8]>,
+    ) -> Result<T, DatabaseError> {
+        let mut command = redis::cmd("EVAL");
+        command.arg(script).arg(keys.len());
+        for key in keys {
+            command.arg(self.redis_key(key));
+        }
+        if let Some(value) = value {
+            command.arg(value);
+        }
+        command.arg(self.expire_millis);
+        self.with_connection(while_down, |connection| command.query(connection))
+    }
 }
 
 /// A `SCAN` pattern that matches `prefix` literally, then anything.
@@ -214,58 +235,22 @@ impl ExampleDatabase for RedisDatabase {
     }
 
     fn fetch(&self, key: &[u8]) -> Result<Vec<Vec<u8>>, DatabaseError> {
-        let k = self.redis_key(key);
-        self.with_connection(Vec::new(), |connection| {
-            redis::cmd("EVAL")
-                .arg(FETCH)
-                .arg(1)
-                .arg(&k)
-                .arg(self.expire_millis)
-                .query(connection)
-        })
+        self.run_script(Vec::new(), FETCH, &[key], None)
     }
 
     fn save(&self, key: &[u8], value: &[u8]) -> Result<(), DatabaseError> {
-        let k = self.redis_key(key);
-        self.with_connection((), |connection| {
-            redis::cmd("EVAL")
-                .arg(SAVE)
-                .arg(1)
-                .arg(&k)
-                .arg(value)
-                .arg(self.expire_millis)
-                .query(connection)
-        })
+        self.run_script((), SAVE, &[key], Some(value))
     }
 
     fn delete(&self, key: &[u8], value: &[u8]) -> Result<(), DatabaseError> {
-        let k = self.redis_key(key);
-        self.with_connection((), |connection| {
-            redis::cmd("EVAL")
-                .arg(DELETE)
-                .arg(1)
-                .arg(&k)
-                .arg(value)
-                .arg(self.expire_millis)
-                .query(connection)
-        })
+        self.run_script((), DELETE, &[key], Some(value))
     }
 
     fn move_value(&self, from: &[u8], to: &[u8], value: &[u8]) -> Result<(), DatabaseError> {
         if from == to {
             return self.save(to, value);
         }
-        let (source, target) = (self.redis_key(from), self.redis_key(to));
-        self.with_connection((), |connection| {
-            redis::cmd("EVAL")
-                .arg(MOVE)
-                .arg(2)
-                .arg(&source)
-                .arg(&target)
-                .arg(value)
-                .arg(self.expire_millis)
-                .query(connection)
-        })
+        self.run_script((), MOVE, &[from, to], Some(value))
     }
 
     fn keys(&self) -> Result<Vec<Vec<u8>>, DatabaseError> {

@@ -157,8 +157,8 @@ impl<'a> KeyedDatabase<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::database::DirectoryDatabase;
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use crate::database::{DirectoryDatabase, FailingDatabase};
+    use std::sync::atomic::AtomicU64;
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let root =
@@ -196,40 +196,9 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 
-    /// Fails every operation, counting the calls.
-    struct Failing(AtomicU64);
-
-    impl ExampleDatabase for Failing {
-        fn location(&self) -> String {
-            "down".into()
-        }
-        fn fetch(&self, _: &[u8]) -> Result<Vec<Vec<u8>>, DatabaseError> {
-            Err(self.fail())
-        }
-        fn save(&self, _: &[u8], _: &[u8]) -> Result<(), DatabaseError> {
-            Err(self.fail())
-        }
-        fn delete(&self, _: &[u8], _: &[u8]) -> Result<(), DatabaseError> {
-            Err(self.fail())
-        }
-        fn keys(&self) -> Result<Vec<Vec<u8>>, DatabaseError> {
-            Err(self.fail())
-        }
-    }
-
-    impl Failing {
-        fn fail(&self) -> DatabaseError {
-            let n = self.0.fetch_add(1, Ordering::Relaxed);
-            DatabaseError::Refused {
-                location: "down".into(),
-                message: format!("error {n}"),
-            }
-        }
-    }
-
     #[test]
     fn errors_become_one_warning_with_a_count() {
-        let db = Failing(AtomicU64::new(0));
+        let db = FailingDatabase(AtomicU64::new(0));
         let mut keyed = KeyedDatabase::new(&db, b"k".to_vec());
         assert!(keyed.fetch().is_empty());
         keyed.save(&[ChoiceValue::Boolean(true)]);

@@ -153,3 +153,38 @@ pub fn describe_key(key: &[u8]) -> String {
         }
     }
 }
+
+/// A database that fails every operation, counting the calls (for tests of
+/// what the callers do with failures).
+#[cfg(test)]
+pub(crate) struct FailingDatabase(pub std::sync::atomic::AtomicU64);
+
+#[cfg(test)]
+impl FailingDatabase {
+    fn fail(&self) -> DatabaseError {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        DatabaseError::Refused {
+            location: "down".into(),
+            message: format!("error {n}"),
+        }
+    }
+}
+
+#[cfg(test)]
+impl ExampleDatabase for FailingDatabase {
+    fn location(&self) -> String {
+        "down".into()
+    }
+    fn fetch(&self, _: &[u8]) -> Result<Vec<Vec<u8>>, DatabaseError> {
+        Err(self.fail())
+    }
+    fn save(&self, _: &[u8], _: &[u8]) -> Result<(), DatabaseError> {
+        Err(self.fail())
+    }
+    fn delete(&self, _: &[u8], _: &[u8]) -> Result<(), DatabaseError> {
+        Err(self.fail())
+    }
+    fn keys(&self) -> Result<Vec<Vec<u8>>, DatabaseError> {
+        Err(self.fail())
+    }
+}

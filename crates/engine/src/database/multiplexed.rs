@@ -109,8 +109,9 @@ impl ExampleDatabase for MultiplexedDatabase {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::database::{DirectoryDatabase, ReadOnlyDatabase};
+    use crate::database::{DirectoryDatabase, FailingDatabase, ReadOnlyDatabase};
     use std::path::PathBuf;
+    use std::sync::atomic::AtomicU64;
 
     fn scratch(name: &str) -> PathBuf {
         let root = std::env::temp_dir().join(format!("geist-db-mux-{name}-{}", std::process::id()));
@@ -149,46 +150,16 @@ mod tests {
         }
     }
 
-    /// A database that is never there.
-    struct Unreachable;
-
-    impl ExampleDatabase for Unreachable {
-        fn location(&self) -> String {
-            "nowhere".into()
-        }
-        fn fetch(&self, _: &[u8]) -> Result<Vec<Vec<u8>>, DatabaseError> {
-            Err(self.down())
-        }
-        fn save(&self, _: &[u8], _: &[u8]) -> Result<(), DatabaseError> {
-            Err(self.down())
-        }
-        fn delete(&self, _: &[u8], _: &[u8]) -> Result<(), DatabaseError> {
-            Err(self.down())
-        }
-        fn keys(&self) -> Result<Vec<Vec<u8>>, DatabaseError> {
-            Err(self.down())
-        }
-    }
-
-    impl Unreachable {
-        fn down(&self) -> DatabaseError {
-            DatabaseError::Unavailable {
-                location: self.location(),
-                reason: "connection refused".into(),
-            }
-        }
-    }
-
     #[test]
     fn a_part_that_fails_does_not_stop_the_others() {
         let local = scratch("failing");
         let db = MultiplexedDatabase::new(vec![
-            Box::new(Unreachable),
+            Box::new(FailingDatabase(AtomicU64::new(0))),
             Box::new(DirectoryDatabase::new(&local)),
         ]);
         let saved = db.save(b"k", b"kept locally");
         assert!(
-            matches!(saved, Err(DatabaseError::Unavailable { .. })),
+            matches!(&saved, Err(DatabaseError::Refused { message, .. }) if message == "error 0"),
             "{saved:?}"
         );
         match db.fetch(b"k") {
