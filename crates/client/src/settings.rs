@@ -82,7 +82,9 @@ impl Environment for ProcessEnvironment {
 impl Settings {
     /// Defaults (100 test cases, a random seed, the database at
     /// [`DEFAULT_DATABASE`] unless `CI` is set), overridden by the environment:
-    /// `GEIST_TEST_CASES=N`, `GEIST_SEED=N`, `GEIST_DATABASE=path` (or `none`),
+    /// `GEIST_TEST_CASES=N`, `GEIST_SEED=N`, `GEIST_DATABASE=setting` (a
+    /// directory, `redis://host:port/db`, `readonly:...`, several separated by
+    /// commas; or `none`),
     /// `GEIST_VERBOSITY=quiet|normal|verbose|debug`, `GEIST_DERANDOMIZE=1`.
     pub fn new() -> Settings {
         Settings::from_environment(&ProcessEnvironment)
