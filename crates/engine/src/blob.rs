@@ -30,7 +30,7 @@ pub fn decode_blob(blob: &str) -> Result<Vec<ChoiceValue>, BlobError> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(blob.trim())
         .map_err(|e| BlobError::NotBase64(e.to_string()))?;
-    crate::database::decode_choices(&bytes).map_err(BlobError::NotChoices)
+    crate::database::decode_choices(&bytes).map_err(|e| BlobError::NotChoices(e.to_string()))
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@
 //! CBOR) still ends with a `test_done` carrying the error, and its stream is
 //! closed, so the client is never left waiting.
 
-use geist_engine::blob::{decode_blob, encode_blob};
 use geist_database::DatabaseSetting;
+use geist_engine::blob::{decode_blob, encode_blob};
 use geist_engine::data::Collection;
 use geist_engine::generate::{Schema, SchemaError, generate};
 use geist_engine::pool::Pool;
