@@ -250,6 +250,11 @@ pub fn run_property(
     for warning in &result.warnings {
         eprintln!("geist: example database: {warning}");
     }
+    if debug {
+        for pass in &result.shrink_statistics {
+            eprintln!("geist: shrink pass {pass}");
+        }
+    }
     let name = settings.name.as_deref();
     let summary = RunSummary::from_result(&result, seed);
     if let Some(message) = usage {
@@ -261,10 +266,10 @@ pub fn run_property(
             name.map(|n| format!("{n}: ")).unwrap_or_default()
         );
     }
-    if let Some(message) = &result.health_check_failure {
-        return Err(format!("geist: health check failed: {message}"));
+    if let Some(failure) = result.health_check_failure() {
+        return Err(format!("geist: health check failed: {failure}"));
     }
-    if let Some(message) = &result.flaky {
+    if let Some(message) = result.flakiness() {
         let seen = first_panic
             .map(|p| {
                 let at = p.location.map(|l| format!(" at {l}")).unwrap_or_default();

@@ -21,8 +21,8 @@
 
 use geist_engine::data::{Status, StopTest, TestData, labels};
 use geist_engine::generate::{Schema, generate};
-use geist_engine::run::{HealthCheck, RunSettings, run};
 use geist_engine::value::Value;
+use geist_engine::{HealthCheck, RunSettings, run};
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -581,12 +581,7 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
     let settings = RunSettings {
         seed,
         test_cases: max_cases,
-        suppress_health_checks: vec![
-            HealthCheck::FilterTooMuch,
-            HealthCheck::TooSlow,
-            HealthCheck::TestCasesTooLarge,
-            HealthCheck::LargeInitialTestCase,
-        ],
+        suppress_health_checks: HealthCheck::ALL.to_vec(),
         ..RunSettings::default()
     };
     let mut after_first_failure = 0u64;
@@ -627,7 +622,7 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
             challenge.name,
             result.test_cases,
             result.invalid_test_cases,
-            result.health_check_failure
+            result.health_check_failure()
         );
     }
     let shown = result.failures.first().map(|failure| {

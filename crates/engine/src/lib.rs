@@ -1,7 +1,7 @@
 //! geist's testing engine: choice sequences, generation from schemas, shrinking,
-//! the example database, targeting and health checks, and the pieces stateful
-//! tests and recursive values are made of ([`pool`], [`state_machine`],
-//! [`recursion`], [`repeat`]) and reproduction [`blob`]s.
+//! the example database, targeting and health checks ([`health`]), and the
+//! pieces stateful tests and recursive values are made of ([`pool`],
+//! [`state_machine`], [`recursion`], [`repeat`]) and reproduction [`blob`]s.
 //!
 //! Pure logic: no sockets, no processes, no protocol. A test case is a
 //! [`data::TestData`] recording typed [`choice`]s; [`generate`] turns Hegel
@@ -15,6 +15,7 @@ pub mod choice;
 pub mod data;
 pub mod database;
 pub mod generate;
+pub mod health;
 pub mod pool;
 pub mod random;
 pub mod recursion;
@@ -29,6 +30,5 @@ pub mod state_machine;
 pub mod target;
 pub mod tree;
 
-pub use run::{
-    DatabaseHandle, Failure, HealthCheck, Phases, RunResult, RunSettings, run, run_with_database,
-};
+pub use health::{Flakiness, HealthCheck, HealthCheckFailure, StopReason};
+pub use run::{DatabaseHandle, Failure, Phases, RunResult, RunSettings, run, run_with_database};

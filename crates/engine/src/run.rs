@@ -10,13 +10,15 @@
 use crate::choice::{ChoiceValue, sequence_cmp};
 use crate::data::{DEFAULT_MAX_CHOICES, Status, TestData};
 use crate::database::{ExampleDatabase, KeyedDatabase};
+use crate::health::{
+    Counts, Flakiness, HealthCheck, HealthCheckFailure, HealthMonitor, StopReason,
+};
 use crate::random::Source;
-use crate::shrink::{Example, Replay, Shrinker};
+use crate::shrink::{Example, PassStatistics, Replay, Shrinker};
 use crate::target::{Step, TargetBest};
 use crate::tree::DataTree;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
-use std::hash::Hash;
 
 /// Which parts of a run to perform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,43 +41,6 @@ impl Default for Phases {
             target: true,
             shrink: true,
         }
-    }
-}
-
-/// Health checks a run can fail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum HealthCheck {
-    /// Too many test cases were rejected.
-    FilterTooMuch,
-    /// Test cases are too slow.
-    TooSlow,
-    /// Test cases make too many choices.
-    TestCasesTooLarge,
-    /// The simplest test case is already large.
-    LargeInitialTestCase,
-}
-
-impl HealthCheck {
-    /// The Hegel name of the health check.
-    pub fn name(self) -> &'static str {
-        match self {
-            HealthCheck::FilterTooMuch => "filter_too_much",
-            HealthCheck::TooSlow => "too_slow",
-            HealthCheck::TestCasesTooLarge => "test_cases_too_large",
-            HealthCheck::LargeInitialTestCase => "large_initial_test_case",
-        }
-    }
-
-    /// The health check with a Hegel name.
-    pub fn from_name(name: &str) -> Option<HealthCheck> {
-        [
-            HealthCheck::FilterTooMuch,
-            HealthCheck::TooSlow,
-            HealthCheck::TestCasesTooLarge,
-            HealthCheck::LargeInitialTestCase,
-        ]
-        .into_iter()
-        .find(|h| h.name() == name)
     }
 }
 
@@ -132,37 +97,50 @@ pub struct RunResult {
     pub invalid_test_cases: u64,
     /// Distinct failures, smallest first.
     pub failures: Vec<Failure>,
-    /// A failed health check's message.
-    pub health_check_failure: Option<String>,
+    /// Why the run stopped before it had an answer (a failed health check,
+    /// a flaky test, an abort), if it did.
+    pub stop: Option<StopReason>,
     /// Test cases spent shrinking, each failure's replay before it is shrunk
     /// included.
     pub shrink_calls: u64,
-    /// Whether the test function aborted the run.
-    pub aborted: bool,
-    /// Set when the test proved flaky: what was inconsistent.
-    pub flaky: Option<String>,
     /// Problems worth telling the user that did not stop the run (e.g. unreadable database entries).
     pub warnings: Vec<String>,
+    /// What each shrink pass did, summed over every failure shrunk (empty
+    /// when nothing was shrunk): for display at debug verbosity.
+    pub shrink_statistics: Vec<PassStatistics>,
 }
 
 impl RunResult {
     /// Whether the property held.
     pub fn passed(&self) -> bool {
-        self.failures.is_empty() && self.health_check_failure.is_none() && self.flaky.is_none()
+        self.failures.is_empty()
+            && !matches!(
+                self.stop,
+                Some(StopReason::HealthCheck(_) | StopReason::Flaky(_))
+            )
+    }
+
+    /// The failed health check, if one stopped the run.
+    pub fn health_check_failure(&self) -> Option<&HealthCheckFailure> {
+        match &self.stop {
+            Some(StopReason::HealthCheck(failure)) => Some(failure),
+            _ => None,
+        }
+    }
+
+    /// How the test proved flaky, if it did.
+    pub fn flakiness(&self) -> Option<&Flakiness> {
+        match &self.stop {
+            Some(StopReason::Flaky(flakiness)) => Some(flakiness),
+            _ => None,
+        }
+    }
+
+    /// Whether the test function aborted the run.
+    pub fn aborted(&self) -> bool {
+        self.stop == Some(StopReason::Aborted)
     }
 }
-
-/// The flaky-generation message (the wording hegel-core uses, which clients look for).
-pub const FLAKY_GENERATION: &str = "Your data generation is non-deterministic: a different call to \
-draw() happened than expected, or your test errored before data generation that previously \
-completed successfully had finished. This usually means your test depends on external state \
-such as global variables, system time, or external random number generators.";
-
-/// The flaky-outcome message.
-pub const FLAKY_OUTCOME: &str = "Your test produced different outcomes when run with the same \
-generated data - it failed when it previously succeeded, or succeeded when it previously failed. \
-This usually means your test depends on external state such as global variables, system time, \
-or external random number generators.";
 
 /// An example database and the key of the test using it.
 pub struct DatabaseHandle<'a> {
@@ -216,7 +194,6 @@ struct Runner<'s, 't, 'd> {
     /// Whether the last test case executed made choices no earlier one made.
     last_was_new: bool,
     targets: HashMap<String, TargetBest>,
-    aborted: bool,
     first_bug_at: Option<u64>,
     last_bug_at: u64,
     source: Source,
@@ -224,8 +201,6 @@ struct Runner<'s, 't, 'd> {
     optimised: bool,
     /// Generation kept repeating itself: the space of test cases is used up.
     exhausted: bool,
-    /// Generated test cases that ran past the choice limit.
-    overruns: u64,
     /// Choices the simplest test case made.
     simplest_length: usize,
     /// Whether early test cases are still kept small (see [`Runner::generate`]).
@@ -233,9 +208,7 @@ struct Runner<'s, 't, 'd> {
     /// Early test cases that ran past the small-phase limit, in all and in a row.
     small_overruns: u64,
     small_overruns_in_a_row: u32,
-    /// Generation time reported for the test cases run before the tenth
-    /// valid one (the `too_slow` health check's window).
-    early_draw_seconds: f64,
+    health: HealthMonitor,
 }
 
 /// The shrinker's way to run candidates: through the runner, so every test
@@ -277,24 +250,22 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             tree: DataTree::default(),
             last_was_new: false,
             targets: HashMap::new(),
-            aborted: false,
             first_bug_at: None,
             last_bug_at: 0,
             source: Source::from_seed128(settings.seed),
             ran_simplest: false,
             optimised: false,
             exhausted: false,
-            overruns: 0,
             simplest_length: 0,
             small_phase: true,
             small_overruns: 0,
             small_overruns_in_a_row: 0,
-            early_draw_seconds: 0.0,
+            health: HealthMonitor::new(&settings.suppress_health_checks, settings.max_choices),
         }
     }
 
     fn stopped(&self) -> bool {
-        self.aborted || self.result.flaky.is_some() || self.result.health_check_failure.is_some()
+        self.result.stop.is_some()
     }
 
     /// Runs one test case and records everything it tells us.
@@ -305,7 +276,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             return;
         }
         if !(self.test)(data) {
-            self.aborted = true;
+            self.result.stop = Some(StopReason::Aborted);
             if data.status.is_none() {
                 data.conclude(Status::Overrun, None);
             }
@@ -327,7 +298,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         match self.tree.record(&data.nodes, ended) {
             Ok(new) => self.last_was_new = new,
             Err(difference) => {
-                self.result.flaky = Some(format!("{FLAKY_GENERATION} ({difference})"));
+                self.result.stop = Some(StopReason::Flaky(Flakiness::Generation { difference }));
                 return;
             }
         }
@@ -417,15 +388,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         }
     }
 
-    /// Fails the run with a health check unless it is suppressed; true if it failed.
-    fn fail_health_check(&mut self, check: HealthCheck, message: String) -> bool {
-        if self.settings.suppress_health_checks.contains(&check) {
-            return false;
-        }
-        self.result.health_check_failure = Some(message);
-        true
-    }
-
     /// Whether generation goes on: enough valid test cases not yet run and,
     /// after a first bug, a little longer to find distinct others.
     fn should_generate_more(&self) -> bool {
@@ -449,21 +411,8 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mut first = TestData::replaying(Vec::new(), self.settings.max_choices);
             self.execute(&mut first);
             self.simplest_length = first.nodes.len();
-            let large = first.status == Some(Status::Overrun)
-                || first.nodes.len() > self.settings.max_choices / 2;
-            if large
-                && self.fail_health_check(
-                    HealthCheck::LargeInitialTestCase,
-                    format!(
-                        "The smallest natural input for this test is very large: the simplest test \
-                     case made {} choices (the limit is {}). Generate smaller values (lower \
-                     min_size, fewer nested collections), or suppress the \
-                     large_initial_test_case health check if this is intended.",
-                        first.nodes.len(),
-                        self.settings.max_choices
-                    ),
-                )
-            {
+            if let Some(failure) = self.health.after_simplest(&first) {
+                self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
             }
         }
@@ -523,53 +472,13 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             } else {
                 consecutive_duplicates = 0;
             }
-            if data.status == Some(Status::Overrun) && !small_overrun {
-                self.overruns += 1;
-            }
-            if self.result.valid_test_cases <= 10 {
-                self.early_draw_seconds += data.draw_seconds;
-                if self.early_draw_seconds > 1.0
-                    && self.fail_health_check(
-                        HealthCheck::TooSlow,
-                        format!(
-                            "Data generation is extremely slow: only {} valid test cases were                              generated in {:.2} seconds of drawing values ({} invalid ones).                              Generate smaller data (lower max_size, fewer nested collections,                              simpler regexes), or suppress the too_slow health check.",
-                            self.result.valid_test_cases,
-                            self.early_draw_seconds,
-                            self.result.invalid_test_cases
-                        ),
-                    )
-                {
-                    return;
-                }
-            }
-            if self.result.valid_test_cases < 10
-                && self.overruns >= 20
-                && self.fail_health_check(
-                    HealthCheck::TestCasesTooLarge,
-                    format!(
-                        "Test cases are too large: {} of the first test cases ran past the limit \
-                         of {} choices while only {} were valid. Bound the sizes of generated \
-                         collections (max_size) or suppress the test_cases_too_large health check.",
-                        self.overruns, self.settings.max_choices, self.result.valid_test_cases
-                    ),
-                )
-            {
-                return;
-            }
-            if self.result.valid_test_cases < 10
-                && self.result.invalid_test_cases - self.small_overruns >= 50
-                && !self
-                    .settings
-                    .suppress_health_checks
-                    .contains(&HealthCheck::FilterTooMuch)
-            {
-                self.result.health_check_failure = Some(format!(
-                    "It looks like this test is filtering out a lot of inputs. {} inputs were \
-                     rejected and only {} passed. If this is expected, suppress the \
-                     filter_too_much health check. Otherwise, generate the values you need \
-                     directly rather than rejecting (with assume or filter) the ones you don't.",
-                    self.result.invalid_test_cases, self.result.valid_test_cases
-                ));
+            let counts = Counts {
+                valid: self.result.valid_test_cases,
+                invalid: self.result.invalid_test_cases,
+                small_overruns: self.small_overruns,
+            };
+            if let Some(failure) = self.health.after_generated(&data, small_overrun, counts) {
+                self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
             }
         }
@@ -630,7 +539,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             if self.stopped() || !reproduced {
                 self.result.shrink_calls += self.result.test_cases - before;
                 if !self.stopped() {
-                    self.result.flaky = Some(FLAKY_OUTCOME.to_string());
+                    self.result.stop = Some(StopReason::Flaky(Flakiness::Outcome));
                 }
                 break;
             }
@@ -643,9 +552,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mut shrinker = Shrinker::new(&mut replay, example, max_calls);
             shrinker.shrink();
             let best = shrinker.best.clone();
+            let statistics = shrinker.statistics().to_vec();
             let others: Vec<String> = shrinker.other_failures.keys().cloned().collect();
             drop(shrinker);
             self.result.shrink_calls += self.result.test_cases - before;
+            merge_statistics(&mut self.result.shrink_statistics, &statistics);
             self.record_failure(best);
             if self.settings.report_multiple_failures {
                 pending.extend(others.into_iter().filter(|o| !done.contains(o)));
@@ -654,7 +565,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
     }
 
     fn finish(mut self) -> RunResult {
-        self.result.aborted = self.aborted;
         if let Some(database) = &mut self.database {
             database.clear_secondary();
             let warnings = database.take_warnings();
@@ -665,7 +575,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         if !self.settings.report_multiple_failures {
             found.truncate(1);
         }
-        if self.result.flaky.is_some() {
+        if self.result.flakiness().is_some() {
             found.clear();
         }
         self.result.failures = found
@@ -679,497 +589,12 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::choice::IntegerConstraints;
-    use crate::data::Collection;
-
-    fn fail(data: &mut TestData) {
-        data.conclude(Status::Interesting, Some("assertion".into()));
-    }
-
-    #[test]
-    fn finds_and_shrinks_an_integer_threshold() {
-        let settings = RunSettings {
-            seed: 3,
-            ..RunSettings::default()
-        };
-        let result = run(&settings, &[], &mut |data| {
-            let Ok(v) = data.draw_integer(IntegerConstraints::UNBOUNDED) else {
-                return true;
-            };
-            if v > 1000 {
-                fail(data);
-            }
-            true
-        });
-        assert_eq!(result.failures.len(), 1);
-        assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(1001)]);
-    }
-
-    #[test]
-    fn shrinks_a_list_to_its_minimal_failing_form() {
-        let settings = RunSettings {
-            seed: 5,
-            test_cases: 1000,
-            ..RunSettings::default()
-        };
-        let draw_list = |data: &mut TestData| -> Option<Vec<i128>> {
-            let mut c = Collection::new(0, None);
-            let mut out = vec![];
-            while c.more(data).ok()? {
-                out.push(data.draw_integer(IntegerConstraints::UNBOUNDED).ok()?);
-            }
-            Some(out)
-        };
-        let result = run(&settings, &[], &mut |data| {
-            let Some(xs) = draw_list(data) else {
-                return true;
-            };
-            if xs.iter().sum::<i128>() > 100 {
-                fail(data);
-            }
-            true
-        });
-        assert_eq!(result.failures.len(), 1);
-        let mut replay = TestData::replaying(result.failures[0].choices.clone(), 1000);
-        let xs = draw_list(&mut replay).unwrap();
-        assert_eq!(xs, vec![101]);
-    }
-
-    #[test]
-    fn passing_property_runs_the_requested_number_of_cases() {
-        let settings = RunSettings {
-            test_cases: 200,
-            ..RunSettings::default()
-        };
-        let result = run(&settings, &[], &mut |data| {
-            let _ = data.draw_integer(IntegerConstraints::UNBOUNDED);
-            true
-        });
-        assert!(result.passed());
-        assert_eq!(result.valid_test_cases, 200);
-    }
-
-    #[test]
-    fn exhausted_space_ends_early() {
-        let result = run(&RunSettings::default(), &[], &mut |data| {
-            let _ = data.draw_boolean(0.5);
-            true
-        });
-        assert!(result.passed());
-        assert!(result.test_cases < 100);
-    }
-}
-
-#[cfg(test)]
-mod collection_shrinking {
-    use super::*;
-    use crate::generate::{Schema, generate};
-    use crate::value::Value;
-
-    fn schema(n: i128) -> Schema {
-        let map = |entries: Vec<(&str, Value)>| {
-            Value::Map(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (Value::text(k), v))
-                    .collect(),
-            )
-        };
-        Schema::parse(&map(vec![
-            ("type", Value::text("list")),
-            ("unique", Value::Bool(true)),
-            ("min_size", Value::Integer(n)),
-            ("max_size", Value::Integer(n)),
-            ("elements", map(vec![("type", Value::text("integer"))])),
-        ]))
-        .unwrap()
-    }
-
-    #[test]
-    fn fixed_size_unique_lists_shrink_to_consecutive_values() {
-        for n in [3i128, 5, 8] {
-            let s = schema(n);
-            let settings = RunSettings {
-                seed: 11,
-                test_cases: 500,
-                ..RunSettings::default()
-            };
-            let result = run(&settings, &[], &mut |data| {
-                if generate(&s, data).is_ok() {
-                    data.conclude(Status::Interesting, Some("always".into()));
-                }
-                true
-            });
-            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 1000);
-            let Value::Array(items) = generate(&s, &mut replay).unwrap() else {
-                panic!()
-            };
-            let mut xs: Vec<i128> = items
-                .iter()
-                .map(|v| match v {
-                    Value::Integer(i) => *i,
-                    _ => panic!(),
-                })
-                .collect();
-            xs.sort();
-            let expected: Vec<i128> = (xs[0]..xs[0] + n).collect();
-            assert_eq!(xs, expected, "n={n}");
-        }
-    }
-}
-
-#[cfg(test)]
-mod binding_shrinking {
-    use super::*;
-    use crate::choice::IntegerConstraints;
-    use crate::data::Collection;
-
-    /// A size drawn first, then exactly that many booleans: the minimal
-    /// failing example needs the size and a middle element removed together.
-    fn draw(data: &mut TestData) -> Option<Vec<bool>> {
-        let k = data
-            .draw_integer(IntegerConstraints::bounded(1, 100))
-            .ok()? as usize;
-        let mut c = Collection::new(k, Some(k));
-        let mut out = vec![];
-        while c.more(data).ok()? {
-            out.push(data.draw_boolean(0.5).ok()?);
-        }
-        Some(out)
-    }
-
-    #[test]
-    fn deletes_in_the_middle_of_a_binding() {
-        for n in [1usize, 4, 9] {
-            let settings = RunSettings {
-                seed: 7,
-                test_cases: 1000,
-                ..RunSettings::default()
-            };
-            let result = run(&settings, &[], &mut |data| {
-                if let Some(x) = draw(data)
-                    && x.len() >= 2
-                    && x[0]
-                    && x[x.len() - 1]
-                    && x.iter().filter(|b| !**b).count() >= n
-                {
-                    data.conclude(Status::Interesting, Some("found".into()));
-                }
-                true
-            });
-            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
-            let x = draw(&mut replay).unwrap();
-            let mut expected = vec![false; n + 2];
-            expected[0] = true;
-            expected[n + 1] = true;
-            assert_eq!(x, expected, "n={n}, {} shrink calls", result.shrink_calls);
-        }
-    }
-}
-
-#[cfg(test)]
-mod matrix_shrinking {
-    use super::*;
-    use crate::choice::IntegerConstraints;
-
-    fn draw(data: &mut TestData) -> Option<Vec<Vec<i128>>> {
-        let rows = data.draw_integer(IntegerConstraints::bounded(1, 10)).ok()?;
-        let columns = data.draw_integer(IntegerConstraints::bounded(1, 10)).ok()?;
-        let mut m = Vec::new();
-        for _ in 0..rows {
-            let mut row = Vec::new();
-            for _ in 0..columns {
-                row.push(
-                    data.draw_integer(IntegerConstraints::bounded(0, 10_000))
-                        .ok()?,
-                );
-            }
-            m.push(row);
-        }
-        Some(m)
-    }
-
-    /// Rows and columns must shrink together for the matrix to stay square.
-    #[test]
-    fn square_asymmetric_matrix_shrinks_to_two_by_two() {
-        for seed in [1u128, 2, 3] {
-            let settings = RunSettings {
-                seed,
-                test_cases: 500,
-                ..RunSettings::default()
-            };
-            let result = run(&settings, &[], &mut |data| {
-                if let Some(m) = draw(data) {
-                    let n = m.len();
-                    if m[0].len() == n && (0..n).any(|i| (i + 1..n).any(|j| m[i][j] != m[j][i])) {
-                        data.conclude(Status::Interesting, Some("asymmetric".into()));
-                    }
-                }
-                true
-            });
-            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
-            let m = draw(&mut replay).unwrap();
-            let mut all: Vec<i128> = m.concat();
-            all.sort();
-            assert_eq!((m.len(), all), (2, vec![0, 0, 0, 1]), "seed {seed}");
-        }
-    }
-}
-
-#[cfg(test)]
-mod float_pair_shrinking {
-    use super::*;
-    use crate::choice::FloatConstraints;
-
-    #[test]
-    fn sum_of_pair_moves_magnitude_to_the_second() {
-        let c = FloatConstraints {
-            min: 0.0,
-            max: 1000.0,
-            allow_nan: false,
-            width: 64,
-        };
-        let settings = RunSettings {
-            seed: 4,
-            ..RunSettings::default()
-        };
-        let result = run(&settings, &[], &mut |data| {
-            if let (Ok(a), Ok(b)) = (data.draw_float(c), data.draw_float(c))
-                && a + b > 1000.0
-            {
-                data.conclude(Status::Interesting, Some("sum".into()));
-            }
-            true
-        });
-        assert_eq!(
-            result.failures[0].choices,
-            vec![ChoiceValue::Float(1.0), ChoiceValue::Float(1000.0)]
-        );
-    }
-}
-
-#[cfg(test)]
-mod health_checks {
-    use super::*;
-    use crate::choice::IntegerConstraints;
-    use crate::data::Collection;
-
-    fn huge(data: &mut TestData) -> bool {
-        let mut c = Collection::new(10_000, None);
-        while let Ok(true) = c.more(data) {}
-        true
-    }
-
-    #[test]
-    fn a_huge_simplest_test_case_fails_unless_suppressed() {
-        let result = run(&RunSettings::default(), &[], &mut huge);
-        let message = result.health_check_failure.expect("health check");
-        assert!(message.contains("large_initial_test_case"), "{message}");
-        let settings = RunSettings {
-            suppress_health_checks: vec![
-                HealthCheck::LargeInitialTestCase,
-                HealthCheck::TestCasesTooLarge,
-                HealthCheck::FilterTooMuch,
-            ],
-            test_cases: 5,
-            ..RunSettings::default()
-        };
-        let result = run(&settings, &[], &mut huge);
-        assert!(result.health_check_failure.is_none());
-    }
-
-    /// A test whose data takes `seconds` to generate per test case (as the
-    /// caller reports it: the engine keeps no clock).
-    fn slow_draws(seconds: f64) -> impl FnMut(&mut TestData) -> bool {
-        move |data: &mut TestData| {
-            let _ = data.draw_integer(IntegerConstraints::bounded(0, 1000));
-            data.draw_seconds = seconds;
-            true
-        }
-    }
-
-    #[test]
-    fn slow_generation_fails_too_slow_unless_suppressed() {
-        let settings = RunSettings {
-            test_cases: 100,
-            ..RunSettings::default()
-        };
-        let result = run(&settings, &[], &mut slow_draws(0.3));
-        let message = result.health_check_failure.expect("too_slow");
-        assert!(message.contains("too_slow"), "{message}");
-        assert!(
-            result.test_cases <= 5,
-            "stopped early: {}",
-            result.test_cases
-        );
-        // Fast enough: 10 valid test cases in well under a second.
-        let result = run(&settings, &[], &mut slow_draws(0.05));
-        assert!(result.health_check_failure.is_none());
-        let settings = RunSettings {
-            suppress_health_checks: vec![HealthCheck::TooSlow],
-            ..settings
-        };
-        let result = run(&settings, &[], &mut slow_draws(0.3));
-        assert!(result.health_check_failure.is_none());
-        assert_eq!(result.valid_test_cases, 100);
-    }
-}
-
-#[cfg(test)]
-mod huge_float_shrinking {
-    use super::*;
-    use crate::choice::FloatConstraints;
-
-    /// Floats far beyond 2^53 once made a binary search spin forever.
-    #[test]
-    fn cancellation_in_huge_floats_shrinks_and_terminates() {
-        let c = FloatConstraints {
-            min: -1e100,
-            max: 1e100,
-            allow_nan: false,
-            width: 64,
-        };
-        for seed in 0..20 {
-            let settings = RunSettings {
-                seed,
-                test_cases: 2000,
-                ..RunSettings::default()
-            };
-            let result = run(&settings, &[], &mut |data| {
-                if let (Ok(x), Ok(y)) = (data.draw_float(c), data.draw_float(c))
-                    && x + (y - x) != y
-                {
-                    data.conclude(Status::Interesting, Some("cancel".into()));
-                }
-                true
-            });
-            assert!(!result.failures.is_empty(), "seed {seed} found nothing");
-        }
-    }
-}
-
-#[cfg(test)]
-mod list_shrinking_regressions {
-    use super::*;
-    use crate::choice::IntegerConstraints;
-    use crate::data::Collection;
-
-    /// Default settings with this seed and number of test cases.
-    fn seeded(seed: u128, test_cases: u64) -> RunSettings {
-        RunSettings {
-            seed,
-            test_cases,
-            ..RunSettings::default()
-        }
-    }
-
-    /// A list of at most `max_size` integers in 0..=`max_value`, of
-    /// `average` size.
-    fn draw_list(
-        data: &mut TestData,
-        max_size: usize,
-        average: f64,
-        max_value: i128,
-    ) -> Option<Vec<i128>> {
-        let mut c = Collection::with_average(0, max_size, average);
-        let mut out = vec![];
-        while c.more(data).ok()? {
-            out.push(
-                data.draw_integer(IntegerConstraints::bounded(0, max_value))
-                    .ok()?,
-            );
-        }
-        Some(out)
-    }
-
-    /// A test that fails as soon as an element after the first is 0 (before
-    /// the rest is drawn), and at the end when there are five or more: the
-    /// example shrinks while siblings are being simplified in bulk (this once
-    /// indexed past the end of the shrunk example).
-    #[test]
-    fn bulk_simplification_survives_an_example_that_shrinks_under_it() {
-        for seed in 0..50 {
-            let result = run(&seeded(seed, 300), &[], &mut |data| {
-                let mut c = Collection::with_average(0, 100_000, 10.0);
-                let mut n = 0;
-                while let Ok(true) = c.more(data) {
-                    let Ok(x) = data.draw_integer(IntegerConstraints::bounded(0, 100)) else {
-                        return true;
-                    };
-                    n += 1;
-                    if n > 1 && x == 0 {
-                        data.conclude(Status::Interesting, Some("zero".into()));
-                        return true;
-                    }
-                }
-                if n >= 5 {
-                    data.conclude(Status::Interesting, Some("long".into()));
-                }
-                true
-            });
-            assert!(!result.failures.is_empty(), "seed {seed}");
-        }
-    }
-
-    /// A list of about 200 elements that must keep 50: cut to exactly 50 in
-    /// about 30 test cases (zeroed in bulk, the tail cut by a search), not
-    /// one per element; the polish round's chunk deletions, which try every
-    /// misaligned one, bring it to about 75.
-    #[test]
-    fn a_long_required_prefix_is_kept_whole() {
-        for seed in 0..5 {
-            let result = run(&seeded(seed, 1000), &[], &mut |data| {
-                if let Some(xs) = draw_list(data, 100_000, 200.0, 100)
-                    && xs.len() >= 50
-                {
-                    data.conclude(Status::Interesting, Some("long".into()));
-                }
-                true
-            });
-            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 100_000);
-            assert_eq!(
-                draw_list(&mut replay, 100_000, 200.0, 100),
-                Some(vec![0; 50]),
-                "seed {seed}"
-            );
-            assert!(
-                result.shrink_calls <= 90,
-                "seed {seed}: {} shrink executions",
-                result.shrink_calls
-            );
-        }
-    }
-
-    /// A list of about a hundred elements of which three matter: the values
-    /// are zeroed and the tail deleted a run of elements at a time, not one
-    /// per test case (about 100 shrink executions per seed once, 47-57 now).
-    #[test]
-    fn an_irrelevant_tail_goes_in_few_test_cases() {
-        let draw_list = |data: &mut TestData| draw_list(data, 10_000, 100.0, 10_000);
-        for seed in 0..10 {
-            let result = run(&seeded(seed, 1000), &[], &mut |data| {
-                if let Some(xs) = draw_list(data)
-                    && xs.len() >= 3
-                    && xs[0] >= 5000
-                {
-                    data.conclude(Status::Interesting, Some("x".into()));
-                }
-                true
-            });
-            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 100_000);
-            assert_eq!(
-                draw_list(&mut replay),
-                Some(vec![5000, 0, 0]),
-                "seed {seed}"
-            );
-            assert!(
-                result.shrink_calls <= 70,
-                "seed {seed}: {} shrink executions",
-                result.shrink_calls
-            );
+/// Adds one shrink's per-pass figures to the run's, pass by pass.
+fn merge_statistics(total: &mut Vec<PassStatistics>, more: &[PassStatistics]) {
+    for pass in more {
+        match total.iter_mut().find(|t| t.name == pass.name) {
+            Some(t) => t.add(pass),
+            None => total.push(pass.clone()),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Values: what schemas describe and what generation produces.
 //!
-//! The engine knows no wire format; a server converts its payloads to and from
-//! [`Value`]. Strings are kept as "WTF-8" bytes (UTF-8 that may encode
+//! The engine knows no wire format; a protocol layer converts its payloads to
+//! and from [`Value`]. Integers of any size are plain integers here (how a
+//! format spells a big one, e.g. a CBOR bignum, is its own business). Strings are kept as "WTF-8" bytes (UTF-8 that may encode
 //! surrogates) because Hegel strings may carry surrogate code points.
 
 /// A generated or schema-supplied value.
@@ -11,8 +12,11 @@ pub enum Value {
     Null,
     /// A boolean.
     Bool(bool),
-    /// An integer.
+    /// An integer within the 128-bit signed range.
     Integer(i128),
+    /// An integer outside the 128-bit signed range (never one inside it:
+    /// build integers with [`Value::from_big_integer`], which keeps that so).
+    BigInteger(BigInt),
     /// A float.
     Float(f64),
     /// A byte string.
@@ -23,7 +27,8 @@ pub enum Value {
     Array(Vec<Value>),
     /// A map, in insertion order.
     Map(Vec<(Value, Value)>),
-    /// A tagged value the engine passes through untouched (e.g. big bignums).
+    /// A value under a tag of the caller's encoding that the engine has no
+    /// meaning for: passed through untouched, never built by the engine.
     Tagged(u64, Box<Value>),
 }
 
@@ -36,6 +41,23 @@ impl Value {
     /// A string value from code points (surrogates encoded as WTF-8).
     pub fn from_code_points(points: &[u32]) -> Value {
         Value::String(encode_wtf8(points))
+    }
+
+    /// An integer of any size: [`Value::Integer`] when it fits in 128 bits.
+    pub fn from_big_integer(n: BigInt) -> Value {
+        match i128::try_from(&n) {
+            Ok(small) => Value::Integer(small),
+            Err(_) => Value::BigInteger(n),
+        }
+    }
+
+    /// The integer this value holds, of any size.
+    pub fn as_big_integer(&self) -> Option<BigInt> {
+        match self {
+            Value::Integer(n) => Some(BigInt::from(*n)),
+            Value::BigInteger(n) => Some(n.clone()),
+            _ => None,
+        }
     }
 
     /// The text of a string value, if it is valid UTF-8.
@@ -62,7 +84,7 @@ impl Value {
         match self {
             Value::Null => "null",
             Value::Bool(_) => "boolean",
-            Value::Integer(_) => "integer",
+            Value::Integer(_) | Value::BigInteger(_) => "integer",
             Value::Float(_) => "float",
             Value::Bytes(_) => "bytes",
             Value::String(_) => "string",
@@ -87,6 +109,8 @@ impl Value {
         }
     }
 }
+
+use num_bigint::BigInt;
 
 /// Encodes code points as WTF-8 (UTF-8 that also encodes lone surrogates).
 pub fn encode_wtf8(points: &[u32]) -> Vec<u8> {
@@ -124,5 +148,22 @@ mod tests {
         let points: Vec<u32> = s.chars().map(|c| c as u32).collect();
         assert_eq!(encode_wtf8(&points), s.as_bytes());
         assert_eq!(encode_wtf8(&[0xD800]), vec![0xED, 0xA0, 0x80]);
+    }
+
+    #[test]
+    fn integers_that_fit_128_bits_are_never_big() {
+        assert_eq!(
+            Value::from_big_integer(BigInt::from(i128::MIN)),
+            Value::Integer(i128::MIN)
+        );
+        let beyond = BigInt::from(u128::MAX);
+        assert_eq!(
+            Value::from_big_integer(beyond.clone()),
+            Value::BigInteger(beyond.clone())
+        );
+        assert_eq!(
+            Value::BigInteger(beyond.clone()).as_big_integer(),
+            Some(beyond)
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! tag (surrogates survive), schemas go as plain text.
 
 use crate::version::{Behaviour, ProtocolVersion};
-use geist_engine::Value;
+use geist_engine::{HealthCheck, Value};
 use geist_wire::cbor::{self, Value as Cbor};
 
 /// How strings are written.
@@ -50,8 +50,8 @@ pub fn from_cbor(value: &Cbor) -> Value {
                 .collect(),
         ),
         Cbor::Tag(tag @ (cbor::TAG_POSITIVE_BIGNUM | cbor::TAG_NEGATIVE_BIGNUM), inner) => {
-            match cbor::as_i128(value) {
-                Some(n) => Value::Integer(n),
+            match cbor::as_big_integer(value) {
+                Some(n) => Value::from_big_integer(n),
                 None => Value::Tagged(*tag, Box::new(from_cbor(inner))),
             }
         }
@@ -73,6 +73,7 @@ pub fn to_cbor(value: &Value, strings: StringForm) -> Cbor {
         Value::Null => Cbor::Null,
         Value::Bool(b) => Cbor::Bool(*b),
         Value::Integer(n) => cbor::integer(*n),
+        Value::BigInteger(n) => cbor::big_integer(n),
         Value::Float(f) => Cbor::Float(*f),
         Value::Bytes(b) => Cbor::Bytes(b.clone()),
         Value::String(b) => match strings {
@@ -88,6 +89,24 @@ pub fn to_cbor(value: &Value, strings: StringForm) -> Cbor {
         ),
         Value::Tagged(tag, inner) => Cbor::Tag(*tag, Box::new(to_cbor(inner, strings))),
     }
+}
+
+/// The Hegel name of a health check (what `suppress_health_check` lists and
+/// what a failed run's `health_check_failure` names).
+pub fn health_check_name(check: HealthCheck) -> &'static str {
+    match check {
+        HealthCheck::FilterTooMuch => "filter_too_much",
+        HealthCheck::TooSlow => "too_slow",
+        HealthCheck::TestCasesTooLarge => "test_cases_too_large",
+        HealthCheck::LargeInitialTestCase => "large_initial_test_case",
+    }
+}
+
+/// The health check with a Hegel name.
+pub fn health_check_named(name: &str) -> Option<HealthCheck> {
+    HealthCheck::ALL
+        .into_iter()
+        .find(|check| health_check_name(*check) == name)
 }
 
 #[cfg(test)]

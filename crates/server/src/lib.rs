@@ -216,6 +216,7 @@ impl Server {
             connection: Arc::clone(&self.connection),
             version: self.config.version,
             limits: self.config.limits,
+            debug: self.config.debug,
         };
         let started = std::thread::Builder::new()
             .name(format!("geist-run-{id}"))

@@ -15,11 +15,11 @@ use geist_engine::blob::{decode_blob, encode_blob};
 use geist_engine::data::Collection;
 use geist_engine::generate::{Schema, SchemaError, generate};
 use geist_engine::pool::Pool;
-use geist_engine::run::{DatabaseHandle, HealthCheck, Phases, RunSettings, run_with_database};
+use geist_engine::run::{DatabaseHandle, Phases, RunSettings, run_with_database};
 use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
 use geist_protocol::connection::{Connection, ConnectionError, OpenError, Stream};
-use geist_protocol::values::{StringForm, from_cbor, to_cbor};
+use geist_protocol::values::{StringForm, from_cbor, health_check_named, to_cbor};
 use geist_protocol::{
     CaseCommand, CaseStatus, CommandError, DatabaseChoice, ErrorKind, ErrorReply, Event,
     ProtocolVersion, RunResults, RunTest,
@@ -185,6 +185,8 @@ pub struct Run {
     pub version: ProtocolVersion,
     /// Bounds on generated values.
     pub limits: GenerateLimits,
+    /// Print the shrinker's per-pass statistics after each run (verbosity debug).
+    pub debug: bool,
 }
 
 /// The entry of `ids` a command names.
@@ -463,7 +465,7 @@ impl Run {
     ) -> Result<(), ConnectionError> {
         let mut suppress = Vec::new();
         for name in &request.suppress_health_check {
-            match HealthCheck::from_name(name) {
+            match health_check_named(name) {
                 Some(h) => suppress.push(h),
                 None => {
                     return self.test_done(
@@ -558,6 +560,11 @@ impl Run {
         if let Some(e) = failure {
             return Err(e);
         }
+        if self.debug {
+            for pass in &result.shrink_statistics {
+                eprintln!("geist-server: shrink pass {pass}");
+            }
+        }
         let results = RunResults {
             passed: result.passed(),
             test_cases: Some(result.test_cases),
@@ -573,8 +580,8 @@ impl Run {
                     .map(|f| encode_blob(&f.choices))
                     .collect(),
             ),
-            flaky: result.flaky.clone(),
-            health_check_failure: result.health_check_failure.clone(),
+            flaky: result.flakiness().map(|f| f.to_string()),
+            health_check_failure: result.health_check_failure().map(|f| f.to_string()),
         };
         self.test_done(stream, results)?;
         for failure in &result.failures {

@@ -7,6 +7,7 @@
 //! protocol 0.10 and later, tag 6 in the reference document).
 
 pub use ciborium::Value;
+use num_bigint::{BigInt, Sign};
 
 /// Tag for a non-negative bignum.
 pub const TAG_POSITIVE_BIGNUM: u64 = 2;
@@ -244,6 +245,40 @@ pub fn as_i128(value: &Value) -> Option<i128> {
     }
 }
 
+/// An integer of any size as CBOR: [`integer`] within 128 bits, a bignum
+/// (tag 2, or tag 3 holding `-1 - n`) beyond.
+pub fn big_integer(n: &BigInt) -> Value {
+    if let Ok(small) = i128::try_from(n) {
+        return integer(small);
+    }
+    let (tag, magnitude) = match n.sign() {
+        Sign::Minus => (TAG_NEGATIVE_BIGNUM, -(n + 1u8)),
+        _ => (TAG_POSITIVE_BIGNUM, n.clone()),
+    };
+    let (_, bytes) = magnitude.to_bytes_be();
+    Value::Tag(tag, Box::new(Value::Bytes(bytes)))
+}
+
+/// An integer of any size: a plain integer or a bignum (tag 2 or 3 over a
+/// byte string). `None` for anything else.
+pub fn as_big_integer(value: &Value) -> Option<BigInt> {
+    match value {
+        Value::Integer(i) => Some(BigInt::from(i128::from(*i))),
+        Value::Tag(tag @ (TAG_POSITIVE_BIGNUM | TAG_NEGATIVE_BIGNUM), inner) => {
+            let Value::Bytes(bytes) = inner.as_ref() else {
+                return None;
+            };
+            let magnitude = BigInt::from_bytes_be(Sign::Plus, bytes);
+            Some(if *tag == TAG_POSITIVE_BIGNUM {
+                magnitude
+            } else {
+                -1 - magnitude
+            })
+        }
+        _ => None,
+    }
+}
+
 /// A float value as f64 (integers are accepted too, as clients send `0` for `0.0`).
 pub fn as_f64(value: &Value) -> Option<f64> {
     match value {
@@ -288,6 +323,32 @@ mod tests {
         }
         assert!(matches!(integer(i128::MAX), Value::Tag(2, _)));
         assert!(matches!(integer(i128::MIN), Value::Tag(3, _)));
+    }
+
+    #[test]
+    fn integers_of_any_size_round_trip() {
+        let beyond = BigInt::from(u128::MAX) * 1000u32;
+        for n in [
+            BigInt::from(0),
+            BigInt::from(i128::MAX),
+            BigInt::from(i128::MIN),
+            BigInt::from(u128::MAX),
+            -BigInt::from(u128::MAX) - 7,
+            beyond.clone(),
+            -beyond,
+        ] {
+            let v = big_integer(&n);
+            let back = decode(&encode(&v)).unwrap();
+            assert_eq!(as_big_integer(&back), Some(n.clone()), "{n}");
+        }
+        assert_eq!(
+            big_integer(&BigInt::from(u128::MAX)),
+            Value::Tag(2, Box::new(Value::Bytes(vec![0xFF; 16])))
+        );
+        assert_eq!(
+            big_integer(&(-BigInt::from(u128::MAX) - 1)),
+            Value::Tag(3, Box::new(Value::Bytes(vec![0xFF; 16])))
+        );
     }
 
     #[test]

@@ -61,6 +61,10 @@ fn to_json(value: &Value) -> serde_json::Value {
             // Beyond 64 bits serde_json holds numbers as floats.
             _ => serde_json::Value::from(*i as f64),
         },
+        // serde_json holds numbers this large as floats too.
+        Value::BigInteger(n) => {
+            serde_json::Value::from(n.to_string().parse::<f64>().unwrap_or(f64::NAN))
+        }
         Value::Float(f) => serde_json::Value::from(*f),
         Value::String(bytes) | Value::Bytes(bytes) => {
             serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned())

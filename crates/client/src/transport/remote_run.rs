@@ -45,7 +45,7 @@ fn run_test_message(settings: &Settings, seed: u64, server_name: &str, stream: u
         suppress_health_check: settings
             .suppress_health_checks
             .iter()
-            .map(|c| c.name().to_string())
+            .map(|c| geist_protocol::values::health_check_name(*c).to_string())
             .collect(),
         phases: None,
         report_multiple_failures: settings.report_multiple_failures,

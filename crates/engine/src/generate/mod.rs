@@ -36,14 +36,7 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
         Schema::WideInteger(c) => {
             let choice = data.draw_integer(*c)?;
             let v = (choice as u128).wrapping_add(schema::WIDE_OFFSET);
-            Ok(match i128::try_from(v) {
-                Ok(small) => Value::Integer(small),
-                Err(_) => {
-                    let bytes = v.to_be_bytes();
-                    let first = bytes.iter().position(|b| *b != 0).unwrap_or(15);
-                    Value::Tagged(2, Box::new(Value::Bytes(bytes[first..].to_vec())))
-                }
-            })
+            Ok(Value::from_big_integer(num_bigint::BigInt::from(v)))
         }
         Schema::Float(c) => Ok(Value::Float(data.draw_float(*c)?)),
         Schema::String {

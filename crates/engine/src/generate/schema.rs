@@ -135,7 +135,7 @@ fn int_field(map: &Value, key: &str) -> Result<Option<i128>, SchemaError> {
         None => Ok(None),
         Some(Value::Integer(i)) => Ok(Some(*i)),
         Some(Value::Float(f)) if f.fract() == 0.0 && f.abs() < 1e30 => Ok(Some(*f as i128)),
-        Some(Value::Tagged(2 | 3, _)) => Err(SchemaError::new(format!(
+        Some(Value::BigInteger(_)) => Err(SchemaError::new(format!(
             "{key} is outside the 128-bit range geist supports for integer bounds"
         ))),
         Some(other) => Err(SchemaError::new(format!(
@@ -145,20 +145,10 @@ fn int_field(map: &Value, key: &str) -> Result<Option<i128>, SchemaError> {
     }
 }
 
-/// A non-negative bignum bound (tag 2) that fits in 128 unsigned bits.
+/// A non-negative integer bound beyond `i128` that fits in 128 unsigned bits.
 fn wide_bound(map: &Value, key: &str) -> Option<u128> {
     match field(map, key) {
-        Some(Value::Tagged(2, inner)) => match inner.as_ref() {
-            Value::Bytes(b) => {
-                let significant: Vec<u8> = b.iter().copied().skip_while(|x| *x == 0).collect();
-                (significant.len() <= 16).then(|| {
-                    significant
-                        .iter()
-                        .fold(0u128, |acc, x| (acc << 8) | u128::from(*x))
-                })
-            }
-            _ => None,
-        },
+        Some(Value::BigInteger(n)) => u128::try_from(n).ok(),
         _ => None,
     }
 }

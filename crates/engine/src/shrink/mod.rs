@@ -1,13 +1,21 @@
 //! The shrinker: search for a simpler choice sequence that fails the same way.
 //!
 //! A failing example is its choice sequence. The shrinker runs small,
-//! independent passes (delete spans and chunks, simplify spans, minimise single
-//! choices, redistribute between pairs, sort and lift spans) over it, keeping
-//! any candidate that still fails with the same origin and is smaller in
-//! shortlex order. Passes repeat until a whole round improves nothing or the
-//! budget runs out; a cache ensures no choice sequence runs twice.
+//! independent passes over it ([`passes`], by family: deletion,
+//! simplification, choices, reordering), keeping any candidate that still
+//! fails with the same origin and is smaller in shortlex order. The
+//! [`schedule`] runs them in rounds until a whole round improves nothing or
+//! the budget runs out, and keeps per-pass statistics. Single values shrink
+//! through the standalone shrinkers in [`values`]; [`search`] holds the
+//! searches over counts they share. A cache ensures no choice sequence runs
+//! twice.
 
 mod passes;
+pub mod schedule;
+pub mod search;
+pub mod values;
+
+pub use schedule::PassStatistics;
 
 use crate::choice::{ChoiceNode, ChoiceValue, sequence_cmp};
 use crate::data::{Span, Status, TestData};
@@ -91,6 +99,10 @@ pub struct Shrinker<'a> {
     stuck: HashSet<(usize, i128)>,
     /// What to print to stderr while shrinking (`GEIST_SHRINK_DEBUG`).
     debug: Debug,
+    /// The order the passes run in, as indices into [`schedule::PASSES`].
+    order: Vec<usize>,
+    /// What each pass did, in [`schedule::PASSES`] order.
+    statistics: Vec<PassStatistics>,
 }
 
 /// `GEIST_SHRINK_DEBUG`: unset prints nothing; set, each pass's calls,
@@ -131,7 +143,14 @@ impl<'a> Shrinker<'a> {
             polish: false,
             stuck: HashSet::new(),
             debug: Debug::from_env(),
+            order: (0..schedule::PASSES.len()).collect(),
+            statistics: schedule::new_statistics(),
         }
+    }
+
+    /// What each shrink pass did so far.
+    pub fn statistics(&self) -> &[PassStatistics] {
+        &self.statistics
     }
 
     /// Whether the budget is spent.
@@ -263,7 +282,7 @@ impl<'a> Shrinker<'a> {
         }
         loop {
             self.improved_in_round = false;
-            passes::run_all(self);
+            schedule::run_round(self);
             self.rounds += 1;
             if self.exhausted() {
                 break;

@@ -1,0 +1,292 @@
+//! Deletion passes: make the example shorter, which is the biggest step
+//! down in shortlex order. Discarded spans go at once; whole spans (list
+//! elements, tuple parts) go last first with their preceding siblings; in
+//! the first round collections are cut short first; then chunks of one or
+//! two choices; and in the polish round, deletions that need the integer
+//! before them lowered (a count and what it counts).
+
+use super::{find_integer, sibling_chain};
+use crate::choice::{ChoiceValue, Constraints};
+use crate::shrink::Shrinker;
+use crate::shrink::search::bisect;
+
+/// Deletes every discarded span (rejected filter attempts and the like) at
+/// once: they do not contribute to the value, and without them later
+/// candidates line up with the choices the test really uses.
+pub(in crate::shrink) fn remove_discarded(s: &mut Shrinker) {
+    let mut ranges: Vec<(usize, usize)> = s
+        .best
+        .spans
+        .iter()
+        .filter(|sp| sp.discarded && sp.start < sp.end && sp.end <= s.best.nodes.len())
+        .map(|sp| (sp.start, sp.end))
+        .collect();
+    if ranges.is_empty() {
+        return;
+    }
+    ranges.sort_unstable();
+    let mut keep = vec![true; s.best.nodes.len()];
+    for (start, end) in ranges {
+        keep[start..end].iter_mut().for_each(|k| *k = false);
+    }
+    let candidate: Vec<ChoiceValue> = s
+        .best
+        .nodes
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(n, _)| n.value.clone())
+        .collect();
+    s.consider(candidate);
+}
+
+/// Deletes whole spans (list elements, tuple parts), from the last recorded
+/// to the first, so the last element of a collection goes first (elements
+/// are recorded when they close, after their parts): the tail of a
+/// structure usually matters least, and once it is gone the deletions tried
+/// before it stay answered. When one goes, as many of the siblings
+/// before it as can go with it go in a few test cases (`find_integer`), not
+/// one per test case. In the first round, collections are cut short first
+/// (`truncate_collections`).
+pub(in crate::shrink) fn delete_spans(s: &mut Shrinker) {
+    if s.rounds == 0 {
+        truncate_collections(s);
+    }
+    let mut i = s.best.spans.len();
+    while i > 0 && !s.exhausted() {
+        i = (i - 1).min(s.best.spans.len().saturating_sub(1));
+        let Some(span) = s.best.spans.get(i).cloned() else {
+            return;
+        };
+        if span.end <= s.best.nodes.len()
+            && span.start < span.end
+            && s.try_replace(span.start..span.end, &[])
+        {
+            delete_preceding_siblings(s, &span);
+            i = i.min(s.best.spans.len());
+        }
+    }
+}
+
+/// Shortens each collection whose last elements are already at their
+/// simplest (`simplify_spans` ran first) to as few elements as still fail,
+/// cutting only from that simplest tail (an element that kept a value likely
+/// matters): the whole tail first, then keeping 1, 2, 4, ... more of it, then
+/// a binary search. A long list whose first few elements matter loses its
+/// tail in a handful of test cases. Collections are taken last first, so
+/// cutting one leaves the positions of those before it as they were.
+fn truncate_collections(s: &mut Shrinker) {
+    let mut before = usize::MAX;
+    while !s.exhausted() {
+        let Some(run) = element_runs(s)
+            .into_iter()
+            .filter(|run| run[0].0 < before)
+            .max_by_key(|run| run[0].0)
+        else {
+            return;
+        };
+        before = run[0].0;
+        // Elements at their simplest apart from the choice to draw them.
+        let trivial = |j: usize| {
+            let (start, end) = run[j];
+            s.best.nodes[start + 1..end]
+                .iter()
+                .all(|n| n.forced || n.value == n.constraints.simplest())
+        };
+        // The first `keep_at_least` elements stay; the rest may go.
+        let mut keep_at_least = run.len();
+        while keep_at_least > 1 && trivial(keep_at_least - 1) {
+            keep_at_least -= 1;
+        }
+        if keep_at_least == run.len() {
+            continue;
+        }
+        let base = s.best.choices();
+        let end = run[run.len() - 1].1;
+        let keep = |s: &mut Shrinker, k: usize| -> bool {
+            let mut candidate = base[..run[k].0].to_vec();
+            candidate.extend_from_slice(&base[end..]);
+            s.consider(candidate)
+        };
+        // The fewest elements kept that still fail: keep_at_least, then
+        // keep_at_least + 1, + 2, + 4, ... and a binary search.
+        let (mut passed, mut failed) = (None, None);
+        let mut extra = 0usize;
+        while keep_at_least + extra < run.len() && !s.exhausted() {
+            if keep(s, keep_at_least + extra) {
+                failed = Some(keep_at_least + extra);
+                break;
+            }
+            passed = Some(keep_at_least + extra);
+            extra = if extra == 0 { 1 } else { extra * 2 };
+        }
+        if let (Some(passed), Some(failed)) = (passed, failed) {
+            bisect(passed as u128, failed as u128, |k| !keep(s, k as usize));
+        }
+    }
+}
+
+/// The runs of two or more adjacent collection elements (same depth, each
+/// starting where the one before ends) in the best example, as
+/// (start, end) per element; nested collections make runs of their own.
+fn element_runs(s: &Shrinker) -> Vec<Vec<(usize, usize)>> {
+    let mut elements: Vec<(usize, usize, usize)> = s
+        .best
+        .spans
+        .iter()
+        .filter(|sp| {
+            sp.label == crate::data::labels::COLLECTION_ELEMENT
+                && sp.start < sp.end
+                && sp.end <= s.best.nodes.len()
+        })
+        .map(|sp| (sp.start, sp.end, sp.depth))
+        .collect();
+    elements.sort_unstable();
+    // The open run at each depth, by the end of its last element.
+    let mut open: std::collections::HashMap<(usize, usize), usize> =
+        std::collections::HashMap::new();
+    let mut runs: Vec<Vec<(usize, usize)>> = Vec::new();
+    for (start, end, depth) in elements {
+        let r = match open.remove(&(depth, start)) {
+            Some(r) => {
+                runs[r].push((start, end));
+                r
+            }
+            None => {
+                runs.push(vec![(start, end)]);
+                runs.len() - 1
+            }
+        };
+        open.insert((depth, end), r);
+    }
+    runs.retain(|run| run.len() >= 2);
+    runs
+}
+
+/// After `deleted` went: deletes the run of spans with its label and depth
+/// that ended where it started, as many as works at once (the nearest first).
+fn delete_preceding_siblings(s: &mut Shrinker, deleted: &crate::data::Span) {
+    let starts = sibling_chain(s, deleted.label, deleted.depth, deleted.start, false);
+    if starts.is_empty() || deleted.start > s.best.nodes.len() {
+        return;
+    }
+    let base = s.best.choices();
+    let end = deleted.start;
+    find_integer(|n| {
+        let n = n as usize;
+        if n > starts.len() || s.exhausted() {
+            return false;
+        }
+        let mut candidate = base[..starts[n - 1]].to_vec();
+        candidate.extend_from_slice(&base[end..]);
+        s.consider(candidate)
+    });
+}
+
+/// Deletes runs of one or two consecutive choices, from the end backwards
+/// (whole elements and structures go with their spans in `delete_spans`).
+pub(in crate::shrink) fn delete_chunks(s: &mut Shrinker) {
+    for k in [2usize, 1] {
+        let mut i = s.best.nodes.len().saturating_sub(k) as isize;
+        while i >= 0 && !s.exhausted() {
+            let start = i as usize;
+            if start + k <= s.best.nodes.len()
+                && (s.polish || stays_aligned(&s.best.nodes, start, k))
+                && s.try_replace(start..start + k, &[])
+            {
+                i = (s.best.nodes.len().saturating_sub(k) as isize).min(i);
+                continue;
+            }
+            // Deleting a chunk sometimes needs the integer before it lowered
+            // (a length drawn before the elements it counts): the polish
+            // round tries that too.
+            if s.polish && start > 0 && start + k <= s.best.nodes.len() {
+                let prev = start - 1;
+                if let Some(lowered) = lower_once(&s.best.nodes[prev]) {
+                    let length_before = s.best.nodes.len();
+                    // Repeat at this position only if choices really went away;
+                    // otherwise this would step the previous choice down by one
+                    // per call.
+                    let mut candidate = s.best.choices();
+                    candidate.splice(prev..start + k, [lowered]);
+                    if s.consider_whole(candidate) && s.best.nodes.len() < length_before {
+                        continue;
+                    }
+                }
+            }
+            i -= 1;
+        }
+    }
+}
+
+/// Whether deleting `k` choices at `start` leaves the choices that move up
+/// into their place of the same kind as the ones there before (a boolean
+/// where a boolean was, an integer with the same bounds): otherwise the
+/// replay misreads them, and the candidate is noise.
+fn stays_aligned(nodes: &[crate::choice::ChoiceNode], start: usize, k: usize) -> bool {
+    (start..nodes.len().saturating_sub(k))
+        .take(2)
+        .all(|j| crate::tree::same_kind(&nodes[j].constraints, &nodes[j + k].constraints))
+}
+
+/// A free integer choice one step simpler, if there is one.
+fn lower_once(node: &crate::choice::ChoiceNode) -> Option<ChoiceValue> {
+    match (&node.value, &node.constraints) {
+        (ChoiceValue::Integer(v), Constraints::Integer(c)) if !node.forced => {
+            let index = c.index_of(*v);
+            if index == 0 {
+                return None;
+            }
+            c.value_at(index - 1).map(ChoiceValue::Integer)
+        }
+        _ => None,
+    }
+}
+
+/// Lowers an integer by one step toward its simplest value and deletes one
+/// later span in the same candidate: a size chosen earlier (e.g. by a
+/// `flat_map`) and the elements it sized shrink together, even when the
+/// element to remove is in the middle.
+pub(in crate::shrink) fn lower_and_delete(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best.nodes.len() && !s.exhausted() {
+        let node = s.best.nodes[i].clone();
+        i += 1;
+        let (ChoiceValue::Integer(v), Constraints::Integer(c)) = (&node.value, &node.constraints)
+        else {
+            continue;
+        };
+        // Counts and sizes are bounded integers; lowering a free-ranging
+        // value by one is not what makes a later span deletable.
+        if node.forced || *v == c.simplest() || c.min.is_none() || c.max.is_none() {
+            continue;
+        }
+        let lowered = if *v > c.simplest() { v - 1 } else { v + 1 };
+        if !c.permits(lowered) {
+            continue;
+        }
+        let position = i - 1;
+        let mut spans: Vec<(usize, usize)> = s
+            .best
+            .spans
+            .iter()
+            .filter(|sp| sp.start > position && sp.end <= s.best.nodes.len() && sp.start < sp.end)
+            .map(|sp| (sp.start, sp.end))
+            .collect();
+        spans.sort_unstable();
+        spans.dedup();
+        for (start, end) in spans {
+            if s.exhausted() {
+                return;
+            }
+            let mut candidate = s.best.choices();
+            candidate.drain(start..end);
+            candidate[position] = ChoiceValue::Integer(lowered);
+            if s.consider(candidate) {
+                // Same integer again: it may go lower still.
+                i = position;
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The shrink passes, by family. Each pass is small and independent, works
+//! on the shrinker's current best example, and re-reads it after every
+//! success (indices may have moved). [`super::schedule`] decides when each
+//! runs.
+
+pub(super) mod choices;
+pub(super) mod deletion;
+pub(super) mod reordering;
+pub(super) mod simplification;
+
+use super::Shrinker;
+use super::values::Predicate;
+pub(super) use crate::shrink::search::find_integer;
+use std::marker::PhantomData;
+
+/// The spans with `label` and `depth` that follow each other from `at`
+/// (forwards: each starting where the last ended) or lead up to it
+/// (backwards: each ending where the next starts), as the positions where
+/// they end (forwards) or start (backwards), nearest first.
+fn sibling_chain(s: &Shrinker, label: u64, depth: usize, at: usize, forwards: bool) -> Vec<usize> {
+    let mut next: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for sp in &s.best.spans {
+        if sp.label == label && sp.depth == depth && sp.start < sp.end {
+            if forwards {
+                next.entry(sp.start).or_insert(sp.end);
+            } else {
+                next.entry(sp.end).or_insert(sp.start);
+            }
+        }
+    }
+    let mut chain = Vec::new();
+    let mut at = at;
+    while let Some(&to) = next.get(&at) {
+        chain.push(to);
+        at = to;
+    }
+    chain
+}
+
+/// Which choices decided to draw a collection element, for the current best
+/// example (recomputed when it changes).
+#[derive(Default)]
+struct ElementStarts {
+    improvements: Option<usize>,
+    at: Vec<bool>,
+}
+
+impl ElementStarts {
+    fn get(&mut self, s: &Shrinker, i: usize) -> bool {
+        if self.improvements != Some(s.improvements) {
+            self.improvements = Some(s.improvements);
+            self.at = vec![false; s.best.nodes.len()];
+            for sp in &s.best.spans {
+                if sp.label == crate::data::labels::COLLECTION_ELEMENT && sp.start < self.at.len() {
+                    self.at[sp.start] = true;
+                }
+            }
+        }
+        self.at.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// Candidates of one kind (an integer, a distance, ...) as a value shrinker's
+/// [`Predicate`]: `attempt` builds the candidate example and has the
+/// shrinker consider it; the shrinker's budget says when to stop.
+pub(super) struct Attempts<'s, 'a, V: ?Sized, F> {
+    shrinker: &'s mut Shrinker<'a>,
+    attempt: F,
+    value: PhantomData<fn(&V)>,
+}
+
+impl<'s, 'a, V: ?Sized, F: FnMut(&mut Shrinker<'a>, &V) -> bool> Attempts<'s, 'a, V, F> {
+    pub(super) fn new(shrinker: &'s mut Shrinker<'a>, attempt: F) -> Self {
+        Attempts {
+            shrinker,
+            attempt,
+            value: PhantomData,
+        }
+    }
+}
+
+impl<'a, V: ?Sized, F: FnMut(&mut Shrinker<'a>, &V) -> bool> Predicate<V>
+    for Attempts<'_, 'a, V, F>
+{
+    fn holds(&mut self, candidate: &V) -> bool {
+        (self.attempt)(self.shrinker, candidate)
+    }
+
+    fn stopped(&self) -> bool {
+        self.shrinker.exhausted()
+    }
+}

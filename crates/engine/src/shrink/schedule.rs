@@ -1,0 +1,138 @@
+//! The shrink schedule: which passes run, in what order, and what each did.
+//!
+//! A round runs every pass once. Rounds of the cheap passes repeat until one
+//! improves nothing; then one polish round adds the costly moves (see
+//! [`Shrinker::shrink`](super::Shrinker::shrink)). Every pass keeps
+//! statistics (runs, test cases, improvements, choices deleted) that a
+//! caller can show at debug verbosity.
+
+use super::Shrinker;
+use super::passes::{choices, deletion, reordering, simplification};
+
+/// A shrink pass: a name and what it does to the shrinker's best example.
+#[derive(Clone, Copy)]
+pub(super) struct ShrinkPass {
+    /// The name statistics and debug output use.
+    pub name: &'static str,
+    /// Improves the shrinker's best example in place.
+    pub run: fn(&mut Shrinker),
+}
+
+/// Every pass, in the starting order (Hypothesis's: simplest spans,
+/// deletions, then single choices and pairs).
+pub(super) const PASSES: [ShrinkPass; 11] = [
+    ShrinkPass {
+        name: "remove_discarded",
+        run: deletion::remove_discarded,
+    },
+    ShrinkPass {
+        name: "simplify_spans",
+        run: simplification::simplify_spans,
+    },
+    ShrinkPass {
+        name: "delete_spans",
+        run: deletion::delete_spans,
+    },
+    ShrinkPass {
+        name: "delete_chunks",
+        run: deletion::delete_chunks,
+    },
+    ShrinkPass {
+        name: "lower_integers_together",
+        run: choices::lower_integers_together,
+    },
+    ShrinkPass {
+        name: "minimize_choices",
+        run: choices::minimize_choices,
+    },
+    ShrinkPass {
+        name: "lower_pairs_together",
+        run: choices::lower_pairs_together,
+    },
+    ShrinkPass {
+        name: "lower_and_delete",
+        run: deletion::lower_and_delete,
+    },
+    ShrinkPass {
+        name: "lift_spans",
+        run: reordering::lift_spans,
+    },
+    ShrinkPass {
+        name: "sort_sibling_spans",
+        run: reordering::sort_sibling_spans,
+    },
+    ShrinkPass {
+        name: "redistribute_pairs",
+        run: choices::redistribute_pairs,
+    },
+];
+
+/// What one shrink pass did, summed over the rounds it ran in.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassStatistics {
+    /// The pass's name.
+    pub name: &'static str,
+    /// Rounds it ran in.
+    pub runs: u64,
+    /// Test cases it ran.
+    pub calls: u64,
+    /// Candidates of its that became the best example.
+    pub improvements: u64,
+    /// Choices its improvements removed from the example.
+    pub choices_deleted: u64,
+}
+
+impl PassStatistics {
+    /// Adds another shrink's figures for the same pass.
+    pub fn add(&mut self, other: &PassStatistics) {
+        self.runs += other.runs;
+        self.calls += other.calls;
+        self.improvements += other.improvements;
+        self.choices_deleted += other.choices_deleted;
+    }
+}
+
+impl std::fmt::Display for PassStatistics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} runs, {} test cases, {} improvements, {} choices deleted",
+            self.name, self.runs, self.calls, self.improvements, self.choices_deleted
+        )
+    }
+}
+
+/// Fresh statistics for every pass, in [`PASSES`] order.
+pub(super) fn new_statistics() -> Vec<PassStatistics> {
+    PASSES
+        .iter()
+        .map(|pass| PassStatistics {
+            name: pass.name,
+            ..PassStatistics::default()
+        })
+        .collect()
+}
+
+/// One round: every pass once, in the shrinker's current order.
+pub(super) fn run_round(s: &mut Shrinker) {
+    for k in 0..s.order.len() {
+        let index = s.order[k];
+        let pass = PASSES[index];
+        let (calls, improvements, length) = (s.calls, s.improvements, s.best.nodes.len());
+        (pass.run)(s);
+        let statistics = &mut s.statistics[index];
+        statistics.runs += 1;
+        statistics.calls += (s.calls - calls) as u64;
+        statistics.improvements += (s.improvements - improvements) as u64;
+        statistics.choices_deleted += length.saturating_sub(s.best.nodes.len()) as u64;
+        if s.debug != super::Debug::Off {
+            eprintln!(
+                "{}: {} calls, {} improvements, best {:?}",
+                pass.name,
+                s.calls - calls,
+                s.improvements - improvements,
+                s.best.choices()
+            );
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Collections of ranked elements: shorter first, then each element simpler.
+//!
+//! An element is its rank in its own simplicity order (0 = simplest), so one
+//! shrinker serves strings (characters ranked by their alphabet's shrink
+//! order) and byte strings (bytes by value) alike; see [`super::text`].
+
+use super::Predicate;
+
+/// Shrinks a collection of element ranks of at least `min_size` elements:
+/// all-simplest at the minimum size; elements deleted from the end
+/// backwards; each element lowered (0 first, then a binary search); one
+/// element lowered with everything after it made simplest (smaller in order
+/// even when no element can move alone); the elements sorted.
+pub fn shrink_collection(ranks: &[u64], min_size: usize, predicate: &mut dyn Predicate<[u64]>) {
+    let mut current = ranks.to_vec();
+    let mut attempt = |candidate: Vec<u64>, current: &mut Vec<u64>| -> bool {
+        if candidate.len() < min_size || !predicate.holds(&candidate) {
+            return false;
+        }
+        *current = candidate;
+        true
+    };
+    let simplest = vec![0; min_size];
+    if simplest != current && attempt(simplest, &mut current) {
+        return;
+    }
+    // The stopped() checks need the predicate, which `attempt` holds; the
+    // loops below end anyway once every candidate is refused.
+    let mut j = current.len();
+    while j > 0 {
+        j -= 1;
+        let mut candidate = current.clone();
+        candidate.remove(j);
+        attempt(candidate, &mut current);
+        j = j.min(current.len());
+    }
+    for j in 0..current.len() {
+        lower_element(&mut current, j, &mut attempt);
+    }
+    for j in 0..current.len() {
+        lower_with_simplest_suffix(&mut current, j, &mut attempt);
+    }
+    let mut sorted = current.clone();
+    sorted.sort_unstable();
+    if sorted != current {
+        attempt(sorted, &mut current);
+    }
+}
+
+type Attempt<'a> = dyn FnMut(Vec<u64>, &mut Vec<u64>) -> bool + 'a;
+
+/// Lowers element `j`: straight to 0, else a binary search below it.
+fn lower_element(current: &mut Vec<u64>, j: usize, attempt: &mut Attempt<'_>) {
+    let (mut lo, mut hi) = (0u64, current[j]);
+    while lo < hi {
+        let mid = if lo == 0 { 0 } else { lo + (hi - lo) / 2 };
+        let mut candidate = current.clone();
+        candidate[j] = mid;
+        if attempt(candidate, current) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+}
+
+/// Lowers element `j` and makes every element after it simplest: small ranks
+/// first (readable results), then halving toward the current one; at most 16
+/// tries.
+fn lower_with_simplest_suffix(current: &mut Vec<u64>, j: usize, attempt: &mut Attempt<'_>) {
+    if j >= current.len() || current[j] == 0 || current[j + 1..].iter().all(|r| *r == 0) {
+        return;
+    }
+    let rank = current[j];
+    let mut t = 0u64;
+    for _ in 0..16 {
+        if t >= rank {
+            return;
+        }
+        let mut candidate = current[..j].to_vec();
+        candidate.push(t);
+        candidate.resize(current.len(), 0);
+        if attempt(candidate, current) {
+            return;
+        }
+        t = if t < 8 {
+            t + 1
+        } else {
+            t + (rank - t).div_ceil(2)
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shrunk(
+        ranks: &[u64],
+        min_size: usize,
+        mut property: impl FnMut(&[u64]) -> bool,
+    ) -> Vec<u64> {
+        let mut current = ranks.to_vec();
+        shrink_collection(ranks, min_size, &mut |c: &[u64]| {
+            let ok = property(c);
+            if ok {
+                current = c.to_vec();
+            }
+            ok
+        });
+        current
+    }
+
+    #[test]
+    fn collections_lose_elements_then_lower_them() {
+        assert_eq!(shrunk(&[5, 9, 3, 7], 0, |c| c.iter().any(|r| *r >= 4)), [4]);
+        assert_eq!(shrunk(&[5, 9, 3, 7], 2, |_| true), [0, 0]);
+        assert_eq!(shrunk(&[9, 9, 9], 0, |c| c.len() >= 2), [0, 0]);
+    }
+
+    #[test]
+    fn elements_end_sorted() {
+        assert_eq!(
+            shrunk(&[3, 1, 2], 0, |c| {
+                let mut distinct = c.to_vec();
+                distinct.sort_unstable();
+                distinct.dedup();
+                distinct.len() >= 3
+            }),
+            [0, 1, 2]
+        );
+    }
+
+    #[test]
+    fn an_element_moves_down_when_the_rest_goes_simplest() {
+        // No element of [3, 5] can move on its own, but [2, 0] is smaller.
+        assert_eq!(
+            shrunk(&[3, 5], 2, |c| (c[0] >= 3 && c[1] >= 5) || c == [2, 0]),
+            [2, 0]
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! The run loop end to end: a property is generated, fails, shrinks and is
+//! reported; passing properties run their budget; exhausted spaces end
+//! early; health checks fail the run unless suppressed.
+
+use geist_engine::choice::ChoiceValue;
+use geist_engine::{HealthCheck, RunSettings, Status, TestData, run};
+
+mod basics {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::data::Collection;
+
+    fn fail(data: &mut TestData) {
+        data.conclude(Status::Interesting, Some("assertion".into()));
+    }
+
+    #[test]
+    fn finds_and_shrinks_an_integer_threshold() {
+        let settings = RunSettings {
+            seed: 3,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut |data| {
+            let Ok(v) = data.draw_integer(IntegerConstraints::UNBOUNDED) else {
+                return true;
+            };
+            if v > 1000 {
+                fail(data);
+            }
+            true
+        });
+        assert_eq!(result.failures.len(), 1);
+        assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(1001)]);
+    }
+
+    #[test]
+    fn shrinks_a_list_to_its_minimal_failing_form() {
+        let settings = RunSettings {
+            seed: 5,
+            test_cases: 1000,
+            ..RunSettings::default()
+        };
+        let draw_list = |data: &mut TestData| -> Option<Vec<i128>> {
+            let mut c = Collection::new(0, None);
+            let mut out = vec![];
+            while c.more(data).ok()? {
+                out.push(data.draw_integer(IntegerConstraints::UNBOUNDED).ok()?);
+            }
+            Some(out)
+        };
+        let result = run(&settings, &[], &mut |data| {
+            let Some(xs) = draw_list(data) else {
+                return true;
+            };
+            if xs.iter().sum::<i128>() > 100 {
+                fail(data);
+            }
+            true
+        });
+        assert_eq!(result.failures.len(), 1);
+        let mut replay = TestData::replaying(result.failures[0].choices.clone(), 1000);
+        let xs = draw_list(&mut replay).unwrap();
+        assert_eq!(xs, vec![101]);
+    }
+
+    #[test]
+    fn passing_property_runs_the_requested_number_of_cases() {
+        let settings = RunSettings {
+            test_cases: 200,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut |data| {
+            let _ = data.draw_integer(IntegerConstraints::UNBOUNDED);
+            true
+        });
+        assert!(result.passed());
+        assert_eq!(result.valid_test_cases, 200);
+    }
+
+    #[test]
+    fn exhausted_space_ends_early() {
+        let result = run(&RunSettings::default(), &[], &mut |data| {
+            let _ = data.draw_boolean(0.5);
+            true
+        });
+        assert!(result.passed());
+        assert!(result.test_cases < 100);
+    }
+}
+
+mod health_checks {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::data::Collection;
+
+    fn huge(data: &mut TestData) -> bool {
+        let mut c = Collection::new(10_000, None);
+        while let Ok(true) = c.more(data) {}
+        true
+    }
+
+    #[test]
+    fn a_huge_simplest_test_case_fails_unless_suppressed() {
+        let result = run(&RunSettings::default(), &[], &mut huge);
+        let message = result
+            .health_check_failure()
+            .expect("health check")
+            .to_string();
+        assert!(message.contains("large_initial_test_case"), "{message}");
+        let settings = RunSettings {
+            suppress_health_checks: vec![
+                HealthCheck::LargeInitialTestCase,
+                HealthCheck::TestCasesTooLarge,
+                HealthCheck::FilterTooMuch,
+            ],
+            test_cases: 5,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut huge);
+        assert!(result.health_check_failure().is_none());
+    }
+
+    /// A test whose data takes `seconds` to generate per test case (as the
+    /// caller reports it: the engine keeps no clock).
+    fn slow_draws(seconds: f64) -> impl FnMut(&mut TestData) -> bool {
+        move |data: &mut TestData| {
+            let _ = data.draw_integer(IntegerConstraints::bounded(0, 1000));
+            data.draw_seconds = seconds;
+            true
+        }
+    }
+
+    #[test]
+    fn slow_generation_fails_too_slow_unless_suppressed() {
+        let settings = RunSettings {
+            test_cases: 100,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut slow_draws(0.3));
+        let message = result.health_check_failure().expect("too_slow").to_string();
+        assert!(message.contains("too_slow"), "{message}");
+        assert!(
+            result.test_cases <= 5,
+            "stopped early: {}",
+            result.test_cases
+        );
+        // Fast enough: 10 valid test cases in well under a second.
+        let result = run(&settings, &[], &mut slow_draws(0.05));
+        assert!(result.health_check_failure().is_none());
+        let settings = RunSettings {
+            suppress_health_checks: vec![HealthCheck::TooSlow],
+            ..settings
+        };
+        let result = run(&settings, &[], &mut slow_draws(0.3));
+        assert!(result.health_check_failure().is_none());
+        assert_eq!(result.valid_test_cases, 100);
+    }
+}

@@ -1,0 +1,344 @@
+//! Shrinking through whole runs: the minimal examples the shrinker must
+//! reach on structures that once defeated it (collections, bindings,
+//! matrices, float pairs, long lists), each a regression test.
+
+use geist_engine::choice::ChoiceValue;
+use geist_engine::{RunSettings, Status, TestData, run};
+
+mod collection_shrinking {
+    use super::*;
+    use geist_engine::generate::{Schema, generate};
+    use geist_engine::value::Value;
+
+    fn schema(n: i128) -> Schema {
+        let map = |entries: Vec<(&str, Value)>| {
+            Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (Value::text(k), v))
+                    .collect(),
+            )
+        };
+        Schema::parse(&map(vec![
+            ("type", Value::text("list")),
+            ("unique", Value::Bool(true)),
+            ("min_size", Value::Integer(n)),
+            ("max_size", Value::Integer(n)),
+            ("elements", map(vec![("type", Value::text("integer"))])),
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn fixed_size_unique_lists_shrink_to_consecutive_values() {
+        for n in [3i128, 5, 8] {
+            let s = schema(n);
+            let settings = RunSettings {
+                seed: 11,
+                test_cases: 500,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if generate(&s, data).is_ok() {
+                    data.conclude(Status::Interesting, Some("always".into()));
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 1000);
+            let Value::Array(items) = generate(&s, &mut replay).unwrap() else {
+                panic!()
+            };
+            let mut xs: Vec<i128> = items
+                .iter()
+                .map(|v| match v {
+                    Value::Integer(i) => *i,
+                    _ => panic!(),
+                })
+                .collect();
+            xs.sort();
+            let expected: Vec<i128> = (xs[0]..xs[0] + n).collect();
+            assert_eq!(xs, expected, "n={n}");
+        }
+    }
+}
+
+mod binding_shrinking {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::data::Collection;
+
+    /// A size drawn first, then exactly that many booleans: the minimal
+    /// failing example needs the size and a middle element removed together.
+    fn draw(data: &mut TestData) -> Option<Vec<bool>> {
+        let k = data
+            .draw_integer(IntegerConstraints::bounded(1, 100))
+            .ok()? as usize;
+        let mut c = Collection::new(k, Some(k));
+        let mut out = vec![];
+        while c.more(data).ok()? {
+            out.push(data.draw_boolean(0.5).ok()?);
+        }
+        Some(out)
+    }
+
+    #[test]
+    fn deletes_in_the_middle_of_a_binding() {
+        for n in [1usize, 4, 9] {
+            let settings = RunSettings {
+                seed: 7,
+                test_cases: 1000,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Some(x) = draw(data)
+                    && x.len() >= 2
+                    && x[0]
+                    && x[x.len() - 1]
+                    && x.iter().filter(|b| !**b).count() >= n
+                {
+                    data.conclude(Status::Interesting, Some("found".into()));
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
+            let x = draw(&mut replay).unwrap();
+            let mut expected = vec![false; n + 2];
+            expected[0] = true;
+            expected[n + 1] = true;
+            assert_eq!(x, expected, "n={n}, {} shrink calls", result.shrink_calls);
+        }
+    }
+}
+
+mod matrix_shrinking {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+
+    fn draw(data: &mut TestData) -> Option<Vec<Vec<i128>>> {
+        let rows = data.draw_integer(IntegerConstraints::bounded(1, 10)).ok()?;
+        let columns = data.draw_integer(IntegerConstraints::bounded(1, 10)).ok()?;
+        let mut m = Vec::new();
+        for _ in 0..rows {
+            let mut row = Vec::new();
+            for _ in 0..columns {
+                row.push(
+                    data.draw_integer(IntegerConstraints::bounded(0, 10_000))
+                        .ok()?,
+                );
+            }
+            m.push(row);
+        }
+        Some(m)
+    }
+
+    /// Rows and columns must shrink together for the matrix to stay square.
+    #[test]
+    fn square_asymmetric_matrix_shrinks_to_two_by_two() {
+        for seed in [1u128, 2, 3] {
+            let settings = RunSettings {
+                seed,
+                test_cases: 500,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Some(m) = draw(data) {
+                    let n = m.len();
+                    if m[0].len() == n && (0..n).any(|i| (i + 1..n).any(|j| m[i][j] != m[j][i])) {
+                        data.conclude(Status::Interesting, Some("asymmetric".into()));
+                    }
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
+            let m = draw(&mut replay).unwrap();
+            let mut all: Vec<i128> = m.concat();
+            all.sort();
+            assert_eq!((m.len(), all), (2, vec![0, 0, 0, 1]), "seed {seed}");
+        }
+    }
+}
+
+mod float_pair_shrinking {
+    use super::*;
+    use geist_engine::choice::FloatConstraints;
+
+    #[test]
+    fn sum_of_pair_moves_magnitude_to_the_second() {
+        let c = FloatConstraints {
+            min: 0.0,
+            max: 1000.0,
+            allow_nan: false,
+            width: 64,
+        };
+        let settings = RunSettings {
+            seed: 4,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut |data| {
+            if let (Ok(a), Ok(b)) = (data.draw_float(c), data.draw_float(c))
+                && a + b > 1000.0
+            {
+                data.conclude(Status::Interesting, Some("sum".into()));
+            }
+            true
+        });
+        assert_eq!(
+            result.failures[0].choices,
+            vec![ChoiceValue::Float(1.0), ChoiceValue::Float(1000.0)]
+        );
+    }
+}
+
+mod huge_float_shrinking {
+    use super::*;
+    use geist_engine::choice::FloatConstraints;
+
+    /// Floats far beyond 2^53 once made a binary search spin forever.
+    #[test]
+    fn cancellation_in_huge_floats_shrinks_and_terminates() {
+        let c = FloatConstraints {
+            min: -1e100,
+            max: 1e100,
+            allow_nan: false,
+            width: 64,
+        };
+        for seed in 0..20 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 2000,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let (Ok(x), Ok(y)) = (data.draw_float(c), data.draw_float(c))
+                    && x + (y - x) != y
+                {
+                    data.conclude(Status::Interesting, Some("cancel".into()));
+                }
+                true
+            });
+            assert!(!result.failures.is_empty(), "seed {seed} found nothing");
+        }
+    }
+}
+
+mod list_shrinking_regressions {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::data::Collection;
+
+    /// Default settings with this seed and number of test cases.
+    fn seeded(seed: u128, test_cases: u64) -> RunSettings {
+        RunSettings {
+            seed,
+            test_cases,
+            ..RunSettings::default()
+        }
+    }
+
+    /// A list of at most `max_size` integers in 0..=`max_value`, of
+    /// `average` size.
+    fn draw_list(
+        data: &mut TestData,
+        max_size: usize,
+        average: f64,
+        max_value: i128,
+    ) -> Option<Vec<i128>> {
+        let mut c = Collection::with_average(0, max_size, average);
+        let mut out = vec![];
+        while c.more(data).ok()? {
+            out.push(
+                data.draw_integer(IntegerConstraints::bounded(0, max_value))
+                    .ok()?,
+            );
+        }
+        Some(out)
+    }
+
+    /// A test that fails as soon as an element after the first is 0 (before
+    /// the rest is drawn), and at the end when there are five or more: the
+    /// example shrinks while siblings are being simplified in bulk (this once
+    /// indexed past the end of the shrunk example).
+    #[test]
+    fn bulk_simplification_survives_an_example_that_shrinks_under_it() {
+        for seed in 0..50 {
+            let result = run(&seeded(seed, 300), &[], &mut |data| {
+                let mut c = Collection::with_average(0, 100_000, 10.0);
+                let mut n = 0;
+                while let Ok(true) = c.more(data) {
+                    let Ok(x) = data.draw_integer(IntegerConstraints::bounded(0, 100)) else {
+                        return true;
+                    };
+                    n += 1;
+                    if n > 1 && x == 0 {
+                        data.conclude(Status::Interesting, Some("zero".into()));
+                        return true;
+                    }
+                }
+                if n >= 5 {
+                    data.conclude(Status::Interesting, Some("long".into()));
+                }
+                true
+            });
+            assert!(!result.failures.is_empty(), "seed {seed}");
+        }
+    }
+
+    /// A list of about 200 elements that must keep 50: cut to exactly 50 in
+    /// about 30 test cases (zeroed in bulk, the tail cut by a search), not
+    /// one per element; the polish round's chunk deletions, which try every
+    /// misaligned one, bring it to about 75.
+    #[test]
+    fn a_long_required_prefix_is_kept_whole() {
+        for seed in 0..5 {
+            let result = run(&seeded(seed, 1000), &[], &mut |data| {
+                if let Some(xs) = draw_list(data, 100_000, 200.0, 100)
+                    && xs.len() >= 50
+                {
+                    data.conclude(Status::Interesting, Some("long".into()));
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 100_000);
+            assert_eq!(
+                draw_list(&mut replay, 100_000, 200.0, 100),
+                Some(vec![0; 50]),
+                "seed {seed}"
+            );
+            assert!(
+                result.shrink_calls <= 90,
+                "seed {seed}: {} shrink executions",
+                result.shrink_calls
+            );
+        }
+    }
+
+    /// A list of about a hundred elements of which three matter: the values
+    /// are zeroed and the tail deleted a run of elements at a time, not one
+    /// per test case (about 100 shrink executions per seed once, 47-57 now).
+    #[test]
+    fn an_irrelevant_tail_goes_in_few_test_cases() {
+        let draw_list = |data: &mut TestData| draw_list(data, 10_000, 100.0, 10_000);
+        for seed in 0..10 {
+            let result = run(&seeded(seed, 1000), &[], &mut |data| {
+                if let Some(xs) = draw_list(data)
+                    && xs.len() >= 3
+                    && xs[0] >= 5000
+                {
+                    data.conclude(Status::Interesting, Some("x".into()));
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 100_000);
+            assert_eq!(
+                draw_list(&mut replay),
+                Some(vec![5000, 0, 0]),
+                "seed {seed}"
+            );
+            assert!(
+                result.shrink_calls <= 70,
+                "seed {seed}: {} shrink executions",
+                result.shrink_calls
+            );
+        }
+    }
+}
