@@ -7,7 +7,8 @@
 //! [`data::TestData`] recording typed [`choice`]s; [`generate`] turns Hegel
 //! schemas into values through those choices; [`run`] drives generation and
 //! shrinking over a test function supplied by the caller (in-process code, or a
-//! server relaying to a remote client).
+//! server relaying to a remote client); [`pull`] runs the same loop for a
+//! caller that pulls test cases one at a time (a C ABI).
 
 pub mod blob;
 pub mod charset;
@@ -17,6 +18,7 @@ pub mod database;
 pub mod generate;
 pub mod health;
 pub mod pool;
+pub mod pull;
 pub mod random;
 pub mod recursion;
 pub mod repeat;
