@@ -1,0 +1,147 @@
+//! Error-reporting contexts and the guard every exported function runs in.
+//!
+//! Each call's body returns an [`AbiResult`]; [`guard`] turns it into the
+//! result code, records the message on the caller's context (or clears it on
+//! success), and catches any panic so that nothing unwinds into C: a panic
+//! becomes `HEGEL_E_INTERNAL` with its message.
+
+use crate::abi::{hegel_result_t, hegel_string_t};
+use crate::error::{AbiError, AbiResult};
+use crate::handles::{self, handled};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Opaque to C: `hegel_context_t`.
+pub enum hegel_context_t {}
+
+/// A context: the message of the last failed call made with it.
+pub struct Context {
+    /// The message, NUL-terminated (just the NUL when empty).
+    message: Mutex<Vec<u8>>,
+    /// Whether the message is non-empty (so success clears it cheaply).
+    holds_message: AtomicBool,
+}
+handled!(Context, 1, "context");
+
+impl Context {
+    fn record(&self, outcome: &AbiResult) {
+        match outcome {
+            Ok(()) if !self.holds_message.load(Ordering::Relaxed) => {}
+            Ok(()) => {
+                let mut message = self.message.lock().unwrap_or_else(|e| e.into_inner());
+                *message = vec![0];
+                self.holds_message.store(false, Ordering::Relaxed);
+            }
+            Err(error) => {
+                let mut text = error.to_string().into_bytes();
+                text.retain(|b| *b != 0);
+                text.push(0);
+                *self.message.lock().unwrap_or_else(|e| e.into_inner()) = text;
+                self.holds_message.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Runs the body of an exported function: checks the context, catches
+/// panics, records the outcome on the context and returns its code.
+pub fn guard(ctx: *const hegel_context_t, body: impl FnOnce() -> AbiResult) -> hegel_result_t {
+    let context = if ctx.is_null() {
+        None
+    } else {
+        match handles::get::<Context, _>(ctx) {
+            Ok(context) => Some(context),
+            Err(error) => return error.code(),
+        }
+    };
+    let outcome = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(outcome) => outcome,
+        Err(payload) => Err(AbiError::Internal(panic_message(payload.as_ref()))),
+    };
+    if let Some(context) = context {
+        context.record(&outcome);
+    }
+    match outcome {
+        Ok(()) => hegel_result_t::HEGEL_OK,
+        Err(error) => error.code(),
+    }
+}
+
+/// Writes `value` through an out-parameter, which must not be NULL.
+pub fn write<T>(out: *mut T, value: T, what: &str) -> AbiResult {
+    if out.is_null() {
+        return Err(AbiError::arg(format!("{what} is NULL")));
+    }
+    // SAFETY: non-null; pointing at writable memory is the caller's contract.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// Checks that an out-parameter is not NULL before any work is done.
+pub fn require<T>(out: *const T, what: &str) -> AbiResult {
+    if out.is_null() {
+        Err(AbiError::arg(format!("{what} is NULL")))
+    } else {
+        Ok(())
+    }
+}
+
+/// Returns a new error-reporting context. Never NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_context_new() -> *mut hegel_context_t {
+    let context = std::sync::Arc::new(Context {
+        message: Mutex::new(vec![0]),
+        holds_message: AtomicBool::new(false),
+    });
+    match handles::insert(context) {
+        Ok(handle) => handle,
+        // The slab is full (billions of live contexts): there is no way to
+        // report it but a NULL, which every call accepts as "no context".
+        Err(_) => std::ptr::null_mut(),
+    }
+}
+
+/// Frees a context; NULL is a no-op.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_context_free(ctx: *mut hegel_context_t) -> hegel_result_t {
+    match catch_unwind(|| handles::free::<Context, _>(ctx)) {
+        Ok(Ok(_)) => hegel_result_t::HEGEL_OK,
+        Ok(Err(error)) => error.code(),
+        Err(_) => hegel_result_t::HEGEL_E_INTERNAL,
+    }
+}
+
+/// The message of the last failed call on `ctx` (empty after a success, or
+/// for a NULL or unknown context). Valid until the next call on `ctx`.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_context_last_error(ctx: *const hegel_context_t) -> hegel_string_t {
+    static EMPTY: &[u8] = b"\0";
+    let empty = hegel_string_t {
+        data: EMPTY.as_ptr().cast(),
+        len: 0,
+    };
+    if ctx.is_null() {
+        return empty;
+    }
+    let Ok(context) = handles::get::<Context, _>(ctx) else {
+        return empty;
+    };
+    let message = context.message.lock().unwrap_or_else(|e| e.into_inner());
+    // The buffer lives in the context until the next call replaces it, which
+    // is exactly how long the header lets the caller read it.
+    hegel_string_t {
+        data: message.as_ptr().cast(),
+        len: message.len().saturating_sub(1),
+    }
+}

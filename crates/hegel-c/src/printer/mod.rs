@@ -1,0 +1,515 @@
+//! The pretty-printer documents of the ABI: a test case's document of drawn
+//! values and notes, and standalone ones (`hegel_printer_new`).
+//!
+//! A document records commands (text, break points, groups, comments ...)
+//! into regions: the main body, and holes opened in it later filled in
+//! (`hegel_printer_deferred`, and each test-case clone's region) or indented
+//! blocks (`hegel_test_case_block`). Writes may be speculative, kept or
+//! retracted as a whole (a draw that a filter rejects). Reading the document
+//! seals it and lays it out ([`layout`]) at its width; later writes fail as
+//! writes to a dead region, harmlessly.
+
+mod abi_fns;
+pub mod layout;
+pub mod reflow;
+
+pub use abi_fns::*;
+
+use crate::error::AbiError;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The default line width.
+pub const DEFAULT_WIDTH: u64 = 79;
+
+/// Where a write goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The document body.
+    Main,
+    /// A region opened in the body (a hole or a block).
+    Region(usize),
+    /// A region that never came to be (opened on a sealed document).
+    Dead,
+}
+
+/// A recorded command.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Unbreakable text.
+    Text(String),
+    /// A break point with its flat separator.
+    Break(String),
+    /// Text shown only when the innermost group breaks.
+    IfBroken(String),
+    /// A hard line break.
+    Newline,
+    /// A group opening: its indentation and open text.
+    Open {
+        /// Added indentation.
+        indent: usize,
+        /// Open text.
+        text: String,
+    },
+    /// A group closing with its text.
+    Close(String),
+    /// An indentation shift.
+    Shift(isize),
+    /// A line comment.
+    Comment(String),
+    /// A region spliced in here.
+    Splice(usize),
+    /// Text ahead of the line's indentation.
+    Prefix(String),
+}
+
+/// A region's recorded commands.
+#[derive(Debug, Default)]
+pub struct Region {
+    /// Committed commands.
+    pub ops: Vec<Op>,
+    /// Open speculative drafts, innermost last.
+    drafts: Vec<Vec<Op>>,
+    /// Notes held back while a draft is open.
+    held_notes: Vec<Vec<Op>>,
+    dead: bool,
+    /// Block indentation of every line in the region.
+    pub indent: usize,
+    /// Whether the region was opened at the start of a line.
+    begins_line: bool,
+}
+
+/// Misuse of a document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PrinterError {
+    /// The region is dead: resolved, aborted, or the document was read.
+    #[error("the print region is dead: its document was read or resolved, or its speculative region aborted")]
+    Dead,
+    /// A group was closed with none open.
+    #[error("end_group without a matching begin_group")]
+    Unbalanced,
+    /// Commit or abort without an open speculative region.
+    #[error("commit or abort without an open speculative region")]
+    NoDraft,
+    /// The document was read with holes unresolved.
+    #[error("the document has deferred holes not yet resolved (call hegel_printer_resolve first)")]
+    Unresolved,
+    /// Resolve without holes outstanding.
+    #[error("resolve with no deferred holes outstanding")]
+    NothingToResolve,
+}
+
+/// The ABI's code for a printer error.
+pub fn to_abi(error: PrinterError) -> AbiError {
+    match error {
+        PrinterError::Dead => AbiError::InvalidHandle(error.to_string()),
+        _ => AbiError::InvalidArg(error.to_string()),
+    }
+}
+
+struct State {
+    width: usize,
+    /// Region 0 is the body.
+    regions: Vec<Region>,
+    /// Groups open in the body's committed commands.
+    open_groups: isize,
+    unresolved: bool,
+    sealed: bool,
+    rendered: Option<String>,
+}
+
+/// A document, shared by the handles writing to it.
+pub struct Document {
+    state: Mutex<State>,
+}
+
+impl Document {
+    /// An empty document at the default width.
+    pub fn new() -> Arc<Document> {
+        Arc::new(Document {
+            state: Mutex::new(State {
+                width: DEFAULT_WIDTH as usize,
+                regions: vec![Region {
+                    begins_line: true,
+                    ..Region::default()
+                }],
+                open_groups: 0,
+                unresolved: false,
+                sealed: false,
+                rendered: None,
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets the width the document is laid out at.
+    pub fn set_width(&self, width: u64) {
+        let mut state = self.lock();
+        state.width = usize::try_from(width).unwrap_or(usize::MAX);
+        state.rendered = None;
+    }
+
+    /// Records `op` on `target`.
+    pub fn record(&self, target: Target, op: Op) -> Result<(), PrinterError> {
+        self.lock().record(target, op)
+    }
+
+    /// Records `op`, preceded by `prefix` when the target is at a line start.
+    pub fn record_prefixed(&self, target: Target, op: Op, prefix: Option<&str>) -> Result<(), PrinterError> {
+        let mut state = self.lock();
+        if let Some(prefix) = prefix
+            && state.live(target)?
+            && state.at_line_start(target)
+        {
+            state.record(target, Op::Prefix(prefix.to_string()))?;
+        }
+        state.record(target, op)
+    }
+
+    /// Opens a hole at the target's current position.
+    pub fn deferred(&self, target: Target) -> Result<Target, PrinterError> {
+        self.lock().open_region(target, 0)
+    }
+
+    /// Opens an indented block at the target's current position.
+    pub fn block(&self, target: Target, indent: usize) -> Result<Target, PrinterError> {
+        self.lock().open_region(target, indent)
+    }
+
+    /// Opens a speculative draft on the target.
+    pub fn begin_speculative(&self, target: Target) -> Result<(), PrinterError> {
+        let mut state = self.lock();
+        let index = state.index(target)?;
+        state.regions[index].drafts.push(Vec::new());
+        Ok(())
+    }
+
+    /// Keeps the innermost draft's content.
+    pub fn commit_speculative(&self, target: Target) -> Result<(), PrinterError> {
+        self.lock().commit(target)
+    }
+
+    /// Discards the innermost draft's content (regions opened in it die).
+    pub fn abort_speculative(&self, target: Target) -> Result<(), PrinterError> {
+        let mut state = self.lock();
+        let index = state.index(target)?;
+        let region = &mut state.regions[index];
+        let draft = region.drafts.pop().ok_or(PrinterError::NoDraft)?;
+        let outermost = region.drafts.is_empty();
+        state.kill_spliced(&draft);
+        if outermost {
+            state.release_notes(index);
+        }
+        Ok(())
+    }
+
+    /// Appends a note: each line as text and a hard break, held back while
+    /// a draft is open on the target.
+    pub fn note(&self, target: Target, text: &str, prefix: Option<&str>) -> Result<(), PrinterError> {
+        let mut state = self.lock();
+        let index = state.index(target)?;
+        let mut ops = Vec::new();
+        for line in text.split('\n') {
+            if let Some(prefix) = prefix {
+                ops.push(Op::Prefix(prefix.to_string()));
+            }
+            if !line.is_empty() {
+                ops.push(Op::Text(line.to_string()));
+            }
+            ops.push(Op::Newline);
+        }
+        if !state.regions[index].drafts.is_empty() {
+            state.regions[index].held_notes.push(ops);
+            return Ok(());
+        }
+        for op in ops {
+            state.record(target, op)?;
+        }
+        Ok(())
+    }
+
+    /// Splices every hole in and seals the document.
+    pub fn resolve(&self) -> Result<(), PrinterError> {
+        let mut state = self.lock();
+        if !state.unresolved {
+            return Err(PrinterError::NothingToResolve);
+        }
+        state.seal();
+        state.unresolved = false;
+        state.rendered()?;
+        Ok(())
+    }
+
+    /// Seals the document and lays it out.
+    pub fn value(&self) -> Result<String, PrinterError> {
+        let mut state = self.lock();
+        if state.unresolved {
+            return Err(PrinterError::Unresolved);
+        }
+        state.seal();
+        state.rendered().map(str::to_string)
+    }
+
+    /// Whether the target can still be written to.
+    pub fn is_live(&self, target: Target) -> bool {
+        self.lock().live(target).unwrap_or(false)
+    }
+}
+
+impl State {
+    fn index(&self, target: Target) -> Result<usize, PrinterError> {
+        if self.sealed {
+            return Err(PrinterError::Dead);
+        }
+        match target {
+            Target::Main => Ok(0),
+            Target::Region(i) if i < self.regions.len() && !self.regions[i].dead => Ok(i),
+            _ => Err(PrinterError::Dead),
+        }
+    }
+
+    fn live(&self, target: Target) -> Result<bool, PrinterError> {
+        self.index(target).map(|_| true)
+    }
+
+    fn record(&mut self, target: Target, op: Op) -> Result<(), PrinterError> {
+        let index = self.index(target)?;
+        if let Some(draft) = self.regions[index].drafts.last_mut() {
+            draft.push(op);
+            return Ok(());
+        }
+        if index == 0 {
+            match &op {
+                Op::Open { .. } => self.open_groups += 1,
+                Op::Close(_) => {
+                    // Group structure may span holes, so balance is only
+                    // checked here while there are none.
+                    if self.regions.len() == 1 && self.open_groups == 0 {
+                        return Err(PrinterError::Unbalanced);
+                    }
+                    self.open_groups -= 1;
+                }
+                Op::Splice(_) => self.unresolved = true,
+                _ => {}
+            }
+        }
+        self.regions[index].ops.push(op);
+        Ok(())
+    }
+
+    fn open_region(&mut self, target: Target, indent: usize) -> Result<Target, PrinterError> {
+        self.index(target)?;
+        let begins_line = self.at_line_start(target);
+        let id = self.regions.len();
+        self.regions.push(Region {
+            indent,
+            begins_line,
+            ..Region::default()
+        });
+        self.record(target, Op::Splice(id))?;
+        Ok(Target::Region(id))
+    }
+
+    fn commit(&mut self, target: Target) -> Result<(), PrinterError> {
+        let index = self.index(target)?;
+        let region = &mut self.regions[index];
+        let draft = region.drafts.pop().ok_or(PrinterError::NoDraft)?;
+        if let Some(outer) = region.drafts.last_mut() {
+            outer.extend(draft);
+            return Ok(());
+        }
+        if index == 0 {
+            let checked = self.regions.len() == 1;
+            let mut balance = self.open_groups;
+            for op in &draft {
+                match op {
+                    Op::Open { .. } => balance += 1,
+                    Op::Close(_) => {
+                        balance -= 1;
+                        if checked && balance < 0 {
+                            // Refused atomically: the draft stays open.
+                            self.regions[0].drafts.push(draft);
+                            return Err(PrinterError::Unbalanced);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if draft.iter().any(|op| matches!(op, Op::Splice(_))) {
+                self.unresolved = true;
+            }
+            self.open_groups = balance;
+        }
+        self.regions[index].ops.extend(draft);
+        self.release_notes(index);
+        Ok(())
+    }
+
+    fn release_notes(&mut self, index: usize) {
+        let region = &mut self.regions[index];
+        for note in std::mem::take(&mut region.held_notes) {
+            region.ops.extend(note);
+        }
+    }
+
+    fn kill_spliced(&mut self, ops: &[Op]) {
+        let mut work: Vec<usize> = spliced(ops).collect();
+        while let Some(id) = work.pop() {
+            let region = &mut self.regions[id];
+            region.dead = true;
+            let mut nested: Vec<usize> = spliced(&region.ops).collect();
+            for draft in &region.drafts {
+                nested.extend(spliced(draft));
+            }
+            work.extend(nested);
+        }
+    }
+
+    /// Whether the next content on `target` starts a line (indentation
+    /// shifts looked past).
+    fn at_line_start(&self, target: Target) -> bool {
+        let Ok(index) = self.index(target) else {
+            return false;
+        };
+        let region = &self.regions[index];
+        let last = region
+            .drafts
+            .iter()
+            .rev()
+            .flat_map(|d| d.iter().rev())
+            .chain(region.ops.iter().rev())
+            .find(|op| !matches!(op, Op::Shift(_)));
+        match last {
+            Some(op) => self.ends_line(op),
+            None => region.begins_line,
+        }
+    }
+
+    fn ends_line(&self, op: &Op) -> bool {
+        match op {
+            Op::Newline => true,
+            Op::Splice(id) => {
+                let region = &self.regions[*id];
+                match region.ops.iter().rev().find(|op| !matches!(op, Op::Shift(_))) {
+                    Some(op) => self.ends_line(op),
+                    None => region.begins_line,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    fn seal(&mut self) {
+        for region in &mut self.regions {
+            region.drafts.clear();
+            region.dead = true;
+        }
+        self.sealed = true;
+    }
+
+    fn rendered(&mut self) -> Result<&str, PrinterError> {
+        if self.rendered.is_none() {
+            let text = layout::render(&self.regions[0].ops, &self.regions, self.width)?;
+            self.rendered = Some(text);
+        }
+        Ok(self.rendered.as_deref().unwrap_or_default())
+    }
+}
+
+fn spliced(ops: &[Op]) -> impl Iterator<Item = usize> + '_ {
+    ops.iter().filter_map(|op| match op {
+        Op::Splice(id) => Some(*id),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(doc: &Document, t: Target, items: &[&str]) {
+        doc.record(t, Op::Open { indent: 1, text: "[".into() }).unwrap();
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                doc.record(t, Op::Text(",".into())).unwrap();
+                doc.record(t, Op::Break(" ".into())).unwrap();
+            }
+            doc.record(t, Op::Text(item.to_string())).unwrap();
+        }
+        doc.record(t, Op::Close("]".into())).unwrap();
+    }
+
+    #[test]
+    fn a_group_that_fits_stays_on_one_line() {
+        let doc = Document::new();
+        list(&doc, Target::Main, &["1", "2", "3"]);
+        assert_eq!(doc.value().unwrap(), "[1, 2, 3]");
+    }
+
+    #[test]
+    fn a_group_that_does_not_fit_breaks_at_every_point() {
+        let doc = Document::new();
+        doc.set_width(10);
+        list(&doc, Target::Main, &["1111", "2222", "3333"]);
+        assert_eq!(doc.value().unwrap(), "[1111,\n 2222,\n 3333]");
+    }
+
+    #[test]
+    fn holes_are_laid_out_as_if_inline() {
+        let doc = Document::new();
+        doc.set_width(10);
+        doc.record(Target::Main, Op::Text("x = ".into())).unwrap();
+        let hole = doc.deferred(Target::Main).unwrap();
+        doc.record(Target::Main, Op::Text(";".into())).unwrap();
+        list(&doc, hole, &["1111", "2222"]);
+        assert_eq!(doc.value().unwrap_err(), PrinterError::Unresolved);
+        doc.resolve().unwrap();
+        // Indentation is relative to the line, not to the open column.
+        assert_eq!(doc.value().unwrap(), "x = [1111,\n 2222];");
+        assert_eq!(doc.record(hole, Op::Text("late".into())), Err(PrinterError::Dead));
+    }
+
+    #[test]
+    fn aborted_drafts_vanish_and_held_notes_survive() {
+        let doc = Document::new();
+        doc.begin_speculative(Target::Main).unwrap();
+        doc.record(Target::Main, Op::Text("let x = ".into())).unwrap();
+        doc.note(Target::Main, "inside", None).unwrap();
+        doc.abort_speculative(Target::Main).unwrap();
+        doc.begin_speculative(Target::Main).unwrap();
+        doc.record(Target::Main, Op::Text("let y = 1;".into())).unwrap();
+        doc.record(Target::Main, Op::Newline).unwrap();
+        doc.commit_speculative(Target::Main).unwrap();
+        assert_eq!(doc.value().unwrap(), "inside\nlet y = 1;\n");
+    }
+
+    #[test]
+    fn comments_end_their_line_and_break_their_groups() {
+        let doc = Document::new();
+        doc.record(Target::Main, Op::Open { indent: 4, text: "[".into() }).unwrap();
+        doc.record(Target::Main, Op::Break("".into())).unwrap();
+        doc.record(Target::Main, Op::Text("1".into())).unwrap();
+        doc.record(Target::Main, Op::Comment("  // one".into())).unwrap();
+        doc.record(Target::Main, Op::Close("]".into())).unwrap();
+        assert_eq!(doc.value().unwrap(), "[\n    1  // one\n]");
+    }
+
+    #[test]
+    fn blocks_indent_their_lines_and_prefixes_lead_them() {
+        let doc = Document::new();
+        doc.note(Target::Main, "Step 1: {", None).unwrap();
+        let block = doc.block(Target::Main, 4).unwrap();
+        doc.note(Target::Main, "}", None).unwrap();
+        doc.note(block, "a\nb", Some("[w] ")).unwrap();
+        doc.resolve().unwrap();
+        assert_eq!(doc.value().unwrap(), "Step 1: {\n[w]     a\n[w]     b\n}\n");
+    }
+
+    #[test]
+    fn closing_an_unopened_group_is_refused() {
+        let doc = Document::new();
+        assert_eq!(doc.record(Target::Main, Op::Close(")".into())), Err(PrinterError::Unbalanced));
+    }
+}

@@ -1,0 +1,253 @@
+//! String generators: text over an alphabet, regular expressions, emails,
+//! URLs and domains — each the engine's schema of that kind, built and
+//! checked once when the generator is made, drawn with
+//! `hegel_generate_string`.
+
+use crate::abi::*;
+use crate::context::{guard, hegel_context_t, require, write};
+use crate::error::{AbiError, AbiResult};
+use crate::generate::default_max_size;
+use crate::handles::{self, handled};
+use crate::test_case::{handle, hegel_test_case_t};
+use crate::text;
+use geist_engine::generate::{Schema, generate};
+use geist_engine::value::Value;
+use std::sync::Arc;
+
+/// Opaque to C: `hegel_string_generator_t`.
+pub enum hegel_string_generator_t {}
+
+/// A string generator.
+pub struct StringGenerator {
+    schema: Schema,
+    /// For text generators: the character options, usable as an alphabet.
+    alphabet: Option<Value>,
+}
+handled!(StringGenerator, 12, "string generator");
+
+fn key(name: &str) -> Value {
+    Value::text(name)
+}
+
+fn build(map: Vec<(Value, Value)>, alphabet: Option<Value>) -> AbiResult<StringGenerator> {
+    let schema = Schema::parse(&Value::Map(map)).map_err(|e| AbiError::arg(e.to_string()))?;
+    Ok(StringGenerator { schema, alphabet })
+}
+
+fn hand_out(generator: StringGenerator, out: *mut *mut hegel_string_generator_t) -> AbiResult {
+    write(out, handles::insert(Arc::new(generator))?, "out_generator")
+}
+
+/// The alphabet of an optional text generator.
+pub fn alphabet_of(alphabet: *const hegel_string_generator_t) -> AbiResult<Option<Value>> {
+    if alphabet.is_null() {
+        return Ok(None);
+    }
+    let generator = handles::get::<StringGenerator, _>(alphabet)?;
+    generator
+        .alphabet
+        .clone()
+        .map(Some)
+        .ok_or_else(|| AbiError::arg("the alphabet must be a text generator"))
+}
+
+/// A text generator.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_string_generator_text(
+    ctx: *mut hegel_context_t,
+    min_size: u64,
+    max_size: u64,
+    codec: *const hegel_string_t,
+    min_codepoint: u32,
+    max_codepoint: u32,
+    categories: *const hegel_string_t,
+    categories_len: usize,
+    exclude_categories: *const hegel_string_t,
+    exclude_categories_len: usize,
+    include_characters: hegel_string_t,
+    exclude_characters: hegel_string_t,
+    out_generator: *mut *mut hegel_string_generator_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        require(out_generator, "out_generator")?;
+        // SAFETY: the caller's views.
+        let (codec, categories, excluded, include, exclude) = unsafe {
+            (
+                text::optional_text(codec, "codec")?,
+                if categories.is_null() {
+                    None
+                } else {
+                    Some(text::text_array(categories, categories_len, "categories")?)
+                },
+                text::text_array(exclude_categories, exclude_categories_len, "exclude_categories")?,
+                text::text(include_characters, "include_characters")?,
+                text::text(exclude_characters, "exclude_characters")?,
+            )
+        };
+        let max = match max_size {
+            u64::MAX => None,
+            HEGEL_MAX_SIZE_DEFAULT => Some(default_max_size(min_size)),
+            m => Some(m),
+        };
+        if let Some(max) = max
+            && max < min_size
+        {
+            return Err(AbiError::arg(format!("max_size {max} is below min_size {min_size}")));
+        }
+        let mut options = Vec::new();
+        if let Some(codec) = codec {
+            let codec = match codec {
+                "latin-1" | "iso-8859-1" => "latin-1",
+                "ascii" | "utf-8" => codec,
+                other => {
+                    return Err(AbiError::arg(format!(
+                        "codec must be ascii, latin-1, iso-8859-1 or utf-8, got {other:?}"
+                    )));
+                }
+            };
+            options.push((key("codec"), Value::text(codec)));
+        }
+        if max_codepoint < min_codepoint {
+            return Err(AbiError::arg(format!(
+                "max_codepoint {max_codepoint} is below min_codepoint {min_codepoint}"
+            )));
+        }
+        options.push((key("min_codepoint"), Value::Integer(i128::from(min_codepoint.min(0x10ffff)))));
+        options.push((key("max_codepoint"), Value::Integer(i128::from(max_codepoint.min(0x10ffff)))));
+        if let Some(categories) = categories {
+            options.push((
+                key("categories"),
+                Value::Array(categories.iter().map(|c| Value::text(c)).collect()),
+            ));
+        }
+        let mut excluded: Vec<Value> = excluded.iter().map(|c| Value::text(c)).collect();
+        // Strings are UTF-8: surrogates are never drawn.
+        excluded.push(Value::text("Cs"));
+        options.push((key("exclude_categories"), Value::Array(excluded)));
+        if !include.is_empty() {
+            options.push((key("include_characters"), Value::text(include)));
+        }
+        if !exclude.is_empty() {
+            options.push((key("exclude_characters"), Value::text(exclude)));
+        }
+        let alphabet = Value::Map(options.clone());
+        let charset = geist_engine::generate::schema::parse_charset(&alphabet)
+            .map_err(|e| AbiError::arg(e.to_string()))?;
+        if charset.is_empty() && max != Some(0) {
+            return Err(AbiError::arg(
+                "no characters satisfy the character options, so only the empty string could be drawn",
+            ));
+        }
+        let mut map = vec![
+            (key("type"), Value::text("string")),
+            (key("min_size"), Value::Integer(i128::from(min_size))),
+        ];
+        if let Some(max) = max {
+            map.push((key("max_size"), Value::Integer(i128::from(max))));
+        }
+        map.extend(options);
+        hand_out(build(map, Some(alphabet))?, out_generator)
+    })
+}
+
+/// A generator of strings matching a regular expression.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_string_generator_regex(
+    ctx: *mut hegel_context_t,
+    pattern: hegel_string_t,
+    fullmatch: bool,
+    alphabet: *const hegel_string_generator_t,
+    out_generator: *mut *mut hegel_string_generator_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        require(out_generator, "out_generator")?;
+        // SAFETY: the caller's view.
+        let pattern = unsafe { text::text(pattern, "pattern")? };
+        let mut map = vec![
+            (key("type"), Value::text("regex")),
+            (key("pattern"), Value::text(pattern)),
+            (key("fullmatch"), Value::Bool(fullmatch)),
+        ];
+        if let Some(alphabet) = alphabet_of(alphabet)? {
+            map.push((key("alphabet"), alphabet));
+        }
+        hand_out(build(map, None)?, out_generator)
+    })
+}
+
+/// An email address generator.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_string_generator_email(
+    ctx: *mut hegel_context_t,
+    out_generator: *mut *mut hegel_string_generator_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        require(out_generator, "out_generator")?;
+        hand_out(build(vec![(key("type"), Value::text("email"))], None)?, out_generator)
+    })
+}
+
+/// A URL generator.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_string_generator_url(
+    ctx: *mut hegel_context_t,
+    out_generator: *mut *mut hegel_string_generator_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        require(out_generator, "out_generator")?;
+        hand_out(build(vec![(key("type"), Value::text("url"))], None)?, out_generator)
+    })
+}
+
+/// A domain name generator.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_string_generator_domain(
+    ctx: *mut hegel_context_t,
+    max_length: u64,
+    out_generator: *mut *mut hegel_string_generator_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        require(out_generator, "out_generator")?;
+        if !(4..=255).contains(&max_length) {
+            return Err(AbiError::arg(format!("max_length must be in 4..=255, got {max_length}")));
+        }
+        let map = vec![
+            (key("type"), Value::text("domain")),
+            (key("max_length"), Value::Integer(i128::from(max_length))),
+        ];
+        hand_out(build(map, None)?, out_generator)
+    })
+}
+
+/// Frees a string generator; NULL is a no-op.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_string_generator_free(
+    ctx: *mut hegel_context_t,
+    generator: *mut hegel_string_generator_t,
+) -> hegel_result_t {
+    guard(ctx, || handles::free::<StringGenerator, _>(generator).map(drop))
+}
+
+/// Draws a string.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_generate_string(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    generator: *const hegel_string_generator_t,
+    out_result: *mut hegel_owned_string_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        let tc = handle(tc)?;
+        let generator = handles::get::<StringGenerator, _>(generator)?;
+        require(out_result, "out_result")?;
+        let value = tc.draw(|data| Ok(generate(&generator.schema, data)?))?;
+        let Value::String(bytes) = value else {
+            return Err(AbiError::Internal("a string schema drew a non-string".into()));
+        };
+        let drawn = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        write(out_result, text::owned_string(drawn), "out_result")
+    })
+}

@@ -1,0 +1,567 @@
+//! Test cases as the caller sees them: a family of handles onto one test
+//! case (the root, its clones and blocks), the choices it makes, its print
+//! document, and its completion.
+//!
+//! A family owns the engine's [`TestData`] while the caller runs the test
+//! case. Every draw goes through [`TestCaseHandle::draw`], which refuses a
+//! handle another thread is using (`HEGEL_E_CONCURRENT_USE`) and a test case
+//! already completed. `hegel_mark_complete` concludes the data and hands it
+//! back to the run (see [`crate::run`]) through the family's [`Handback`].
+
+use crate::abi::*;
+use crate::context::{guard, hegel_context_t, require, write};
+use crate::error::{AbiError, AbiResult};
+use crate::handles::{self, handled};
+use crate::printer::{Document, Target};
+use crate::text;
+use geist_engine::{Status, TestData};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// Opaque to C: `hegel_test_case_t`.
+pub enum hegel_test_case_t {}
+
+/// Statistics a test case recorded (`hegel_event`, `hegel_event_value`).
+#[derive(Clone, Debug, Default)]
+pub struct Observations {
+    /// Labels recorded with `hegel_event`.
+    pub events: Vec<String>,
+    /// Values recorded with `hegel_event_value`.
+    pub values: Vec<(String, f64)>,
+}
+
+/// A completed test case on its way back to the run.
+pub struct Completed {
+    /// The concluded data.
+    pub data: TestData,
+    /// Its observations.
+    pub observations: Observations,
+    /// Wall-clock seconds from hand-out to completion.
+    pub seconds: f64,
+}
+
+/// Where a family's completed data goes: the run's slot.
+pub type Handback = Arc<Mutex<Option<Completed>>>;
+
+/// The state every handle of one test case shares.
+pub struct Family {
+    state: Mutex<FamilyState>,
+    completed: AtomicBool,
+    handback: Option<Handback>,
+    capture: bool,
+    /// The print document of drawn values and notes.
+    pub document: Arc<Document>,
+    /// Whether a printer has fixed the document's width.
+    width_configured: Mutex<Option<u64>>,
+    started: Instant,
+}
+
+/// What the ABI keeps about a test case beside the engine's data.
+#[derive(Default)]
+pub struct Bookkeeping {
+    /// Spans opened through the ABI and not yet closed.
+    pub span_depth: usize,
+    /// Pool variable ids handed out in the test case.
+    pub variable_ids: std::collections::BTreeSet<i64>,
+}
+
+struct FamilyState {
+    data: TestData,
+    book: Bookkeeping,
+    observations: Observations,
+    /// Target labels already recorded (each at most once per test case).
+    target_labels: Vec<String>,
+}
+
+impl Family {
+    /// A family around `data`; `handback` is where the run wants it back.
+    pub fn new(data: TestData, handback: Option<Handback>, capture: bool) -> Arc<Family> {
+        Arc::new(Family {
+            state: Mutex::new(FamilyState {
+                data,
+                book: Bookkeeping::default(),
+                observations: Observations::default(),
+                target_labels: Vec::new(),
+            }),
+            completed: AtomicBool::new(false),
+            handback,
+            capture,
+            document: Document::new(),
+            width_configured: Mutex::new(None),
+            started: Instant::now(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, FamilyState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the test case has been completed.
+    pub fn is_completed(&self) -> bool {
+        self.completed.load(Ordering::Acquire)
+    }
+
+    /// Concludes the test case (first caller wins) and hands it back.
+    pub fn complete(&self, status: Status, origin: Option<String>) {
+        let mut state = self.lock();
+        if self.completed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        state.data.conclude(status, origin);
+        let data = std::mem::replace(&mut state.data, TestData::replaying(Vec::new(), 0));
+        let observations = std::mem::take(&mut state.observations);
+        drop(state);
+        if let Some(handback) = &self.handback {
+            *handback.lock().unwrap_or_else(|e| e.into_inner()) = Some(Completed {
+                data,
+                observations,
+                seconds: self.started.elapsed().as_secs_f64(),
+            });
+        }
+    }
+
+    /// The time since the test case started, for worker line prefixes.
+    pub fn elapsed_ms(&self) -> f64 {
+        self.started.elapsed().as_secs_f64() * 1000.0
+    }
+}
+
+/// One handle onto a test case.
+pub struct TestCaseHandle {
+    /// The test case.
+    pub family: Arc<Family>,
+    /// This handle's print region.
+    pub region: Target,
+    /// The worker its lines are attributed to (-1 for none); shared with
+    /// printers fetched from the handle.
+    pub worker: Arc<AtomicI64>,
+    /// Which choice stream of the family it draws from (blocks share
+    /// their source's, clones get their own).
+    pub stream: u64,
+    busy: AtomicBool,
+    completed_here: AtomicBool,
+}
+handled!(TestCaseHandle, 3, "test case");
+
+/// Releases a handle's busy flag when a draw ends.
+struct Busy<'a>(&'a AtomicBool);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl TestCaseHandle {
+    fn new(family: Arc<Family>, region: Target, worker: i64, stream: u64) -> TestCaseHandle {
+        TestCaseHandle {
+            family,
+            region,
+            worker: Arc::new(AtomicI64::new(worker)),
+            stream,
+            busy: AtomicBool::new(false),
+            completed_here: AtomicBool::new(false),
+        }
+    }
+
+    fn claim(&self) -> AbiResult<Busy<'_>> {
+        if self.busy.swap(true, Ordering::Acquire) {
+            return Err(AbiError::ConcurrentUse(
+                "the test case handle is in use on another thread: give each thread its own \
+                 hegel_test_case_clone"
+                    .into(),
+            ));
+        }
+        Ok(Busy(&self.busy))
+    }
+
+    /// Runs `f` on the test case's data: refused while another thread uses
+    /// this handle, and once the test case is complete.
+    pub fn draw<T>(&self, f: impl FnOnce(&mut TestData) -> AbiResult<T>) -> AbiResult<T> {
+        self.draw_keeping(|data, _| f(data))
+    }
+
+    /// As [`TestCaseHandle::draw`], with the ABI's bookkeeping too.
+    pub fn draw_keeping<T>(
+        &self,
+        f: impl FnOnce(&mut TestData, &mut Bookkeeping) -> AbiResult<T>,
+    ) -> AbiResult<T> {
+        let _busy = self.claim()?;
+        let mut state = self.family.lock();
+        if self.family.is_completed() {
+            return Err(AbiError::AlreadyComplete(
+                "the test case was already completed".into(),
+            ));
+        }
+        let FamilyState { data, book, .. } = &mut *state;
+        match f(data, book) {
+            // A draw that concluded the test case invalid (a rejection
+            // inside the engine) is a failed assumption to the caller.
+            Err(AbiError::StopTest) if data.status == Some(Status::Invalid) => Err(
+                AbiError::Assume("the draw rejected the test case as a failed assumption".into()),
+            ),
+            other => other,
+        }
+    }
+
+    /// The prefix of lines this handle records, when attributed to a worker.
+    pub fn line_prefix(&self) -> Option<String> {
+        worker_prefix(&self.family, self.worker.load(Ordering::Acquire))
+    }
+}
+
+/// `[worker N +X.XXXms] ` for an attributed worker.
+pub fn worker_prefix(family: &Family, worker: i64) -> Option<String> {
+    (worker >= 0).then(|| format!("[worker {worker} +{:.3}ms] ", family.elapsed_ms()))
+}
+
+/// The handle behind a pointer.
+pub fn handle(tc: *const hegel_test_case_t) -> AbiResult<Arc<TestCaseHandle>> {
+    handles::get::<TestCaseHandle, _>(tc)
+}
+
+/// Hands a new root handle onto `family` to the caller.
+pub fn hand_out_root(family: Arc<Family>) -> AbiResult<*mut hegel_test_case_t> {
+    handles::insert(Arc::new(TestCaseHandle::new(family, Target::Main, -1, 0)))
+}
+
+/// Fixes the family document's width, or checks it agrees with the one fixed.
+pub fn configure_width(family: &Family, width: Option<u64>) -> AbiResult {
+    let Some(width) = width else { return Ok(()) };
+    let mut configured = family.width_configured.lock().unwrap_or_else(|e| e.into_inner());
+    match *configured {
+        Some(existing) if existing != width => Err(AbiError::arg(format!(
+            "the test case's document is already laid out at width {existing}, not {width}"
+        ))),
+        _ => {
+            *configured = Some(width);
+            family.document.set_width(width);
+            Ok(())
+        }
+    }
+}
+
+/// Frees a test-case handle; NULL is a no-op.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_test_case_free(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+) -> hegel_result_t {
+    guard(ctx, || handles::free::<TestCaseHandle, _>(tc).map(drop))
+}
+
+/// Whether the engine stamped this test case for capture.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_test_case_should_capture(
+    ctx: *mut hegel_context_t,
+    tc: *const hegel_test_case_t,
+    out_should_capture: *mut bool,
+) -> hegel_result_t {
+    guard(ctx, || {
+        let tc = handle(tc)?;
+        write(out_should_capture, tc.family.capture, "out_should_capture")
+    })
+}
+
+/// A new handle onto an independent stream of the same test case.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_test_case_clone(
+    ctx: *mut hegel_context_t,
+    tc: *const hegel_test_case_t,
+    out_test_case: *mut *mut hegel_test_case_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        let source = handle(tc)?;
+        require(out_test_case, "out_test_case")?;
+        let _busy = source.claim()?;
+        if source.family.is_completed() {
+            return Err(AbiError::AlreadyComplete(
+                "cannot clone a test case that was already completed".into(),
+            ));
+        }
+        let region = source.family.document.deferred(source.region).unwrap_or(Target::Dead);
+        static STREAMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let clone = TestCaseHandle::new(
+            Arc::clone(&source.family),
+            region,
+            source.worker.load(Ordering::Acquire),
+            STREAMS.fetch_add(1, Ordering::Relaxed),
+        );
+        write(out_test_case, handles::insert(Arc::new(clone))?, "out_test_case")
+    })
+}
+
+/// A new handle onto the same stream, printing into an indented block.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_test_case_block(
+    ctx: *mut hegel_context_t,
+    tc: *const hegel_test_case_t,
+    indent: u64,
+    out_test_case: *mut *mut hegel_test_case_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        let source = handle(tc)?;
+        require(out_test_case, "out_test_case")?;
+        let indent = usize::try_from(indent)
+            .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
+        let region = source
+            .family
+            .document
+            .block(source.region, indent)
+            .unwrap_or(Target::Dead);
+        let block = TestCaseHandle::new(
+            Arc::clone(&source.family),
+            region,
+            source.worker.load(Ordering::Acquire),
+            source.stream,
+        );
+        write(out_test_case, handles::insert(Arc::new(block))?, "out_test_case")
+    })
+}
+
+/// Attributes the handle's lines to a concurrent worker.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_test_case_set_worker(
+    ctx: *mut hegel_context_t,
+    tc: *const hegel_test_case_t,
+    worker_index: i64,
+) -> hegel_result_t {
+    guard(ctx, || {
+        let tc = handle(tc)?;
+        if worker_index < 0 {
+            return Err(AbiError::arg(format!(
+                "worker_index must be non-negative, got {worker_index}"
+            )));
+        }
+        tc.worker.store(worker_index, Ordering::Release);
+        Ok(())
+    })
+}
+
+/// Opens a span.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_start_span(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    label: u64,
+) -> hegel_result_t {
+    guard(ctx, || {
+        handle(tc)?.draw_keeping(|data, book| {
+            data.start_span(label);
+            book.span_depth += 1;
+            Ok(())
+        })
+    })
+}
+
+/// Closes the innermost open span.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_stop_span(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    discard: bool,
+) -> hegel_result_t {
+    guard(ctx, || {
+        handle(tc)?.draw_keeping(|data, book| {
+            if data.stop_span(discard) {
+                book.span_depth = book.span_depth.saturating_sub(1);
+            }
+            Ok(())
+        })
+    })
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(FNV_PRIME);
+    }
+    hash
+}
+
+/// The label of a generator named `name`: FNV-1a (64 bits) of its bytes.
+pub fn label_from_name(name: &[u8]) -> u64 {
+    fnv1a(FNV_OFFSET, name)
+}
+
+/// The label of a generator built from others: FNV-1a over each label's
+/// little-endian bytes, in order.
+pub fn combine_labels(labels: &[u64]) -> u64 {
+    labels
+        .iter()
+        .fold(FNV_OFFSET, |hash, label| fnv1a(hash, &label.to_le_bytes()))
+}
+
+/// The span label for a generator name.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_label_from_name(
+    ctx: *mut hegel_context_t,
+    name: hegel_string_t,
+    out_label: *mut u64,
+) -> hegel_result_t {
+    guard(ctx, || {
+        // SAFETY: the caller's view.
+        let name = unsafe { text::bytes(name, "name")? };
+        write(out_label, label_from_name(name), "out_label")
+    })
+}
+
+/// The span label for a generator built from others.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_label_combine(
+    ctx: *mut hegel_context_t,
+    labels: *const u64,
+    len: usize,
+    out_label: *mut u64,
+) -> hegel_result_t {
+    guard(ctx, || {
+        require(out_label, "out_label")?;
+        let labels = if len == 0 {
+            &[][..]
+        } else if labels.is_null() {
+            return Err(AbiError::arg(format!("labels is NULL with len {len}")));
+        } else {
+            // SAFETY: `len` readable labels, by the caller's contract.
+            unsafe { std::slice::from_raw_parts(labels, len) }
+        };
+        write(out_label, combine_labels(labels), "out_label")
+    })
+}
+
+/// Records a targeting observation.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_target(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    value: f64,
+    label: hegel_string_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        // SAFETY: the caller's view.
+        let label = unsafe { text::text(label, "label")? };
+        if !value.is_finite() {
+            return Err(AbiError::arg(format!("hegel_target needs a finite value, got {value}")));
+        }
+        let tc = handle(tc)?;
+        let _busy = tc.claim()?;
+        let mut state = tc.family.lock();
+        if tc.family.is_completed() {
+            return Err(AbiError::AlreadyComplete("the test case was already completed".into()));
+        }
+        if state.target_labels.iter().any(|l| l == label) {
+            return Err(AbiError::arg(format!(
+                "target label {label:?} was already recorded in this test case"
+            )));
+        }
+        state.target_labels.push(label.to_string());
+        state.data.target_observations.push((label.to_string(), value));
+        Ok(())
+    })
+}
+
+fn observe(tc: *mut hegel_test_case_t, record: impl FnOnce(&mut Observations)) -> AbiResult {
+    let tc = handle(tc)?;
+    let mut state = tc.family.lock();
+    if tc.family.is_completed() {
+        return Err(AbiError::AlreadyComplete("the test case was already completed".into()));
+    }
+    record(&mut state.observations);
+    Ok(())
+}
+
+/// Records an event for the statistics report.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_event(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    label: hegel_string_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        // SAFETY: the caller's view.
+        let label = unsafe { text::text(label, "label")? };
+        observe(tc, |o| {
+            if !o.events.iter().any(|e| e == label) {
+                o.events.push(label.to_string());
+            }
+        })
+    })
+}
+
+/// Records a numeric observation for the statistics report.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_event_value(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    value: f64,
+    label: hegel_string_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        // SAFETY: the caller's view.
+        let label = unsafe { text::text(label, "label")? };
+        if !value.is_finite() {
+            return Err(AbiError::arg(format!("hegel_event_value needs a finite value, got {value}")));
+        }
+        observe(tc, |o| o.values.push((label.to_string(), value)))
+    })
+}
+
+/// Appends a note to the handle's print region.
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_note(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    text_: hegel_string_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        let tc = handle(tc)?;
+        // SAFETY: the caller's view.
+        let note = unsafe { text::text(text_, "text")? };
+        let prefix = tc.line_prefix();
+        tc.family
+            .document
+            .note(tc.region, note, prefix.as_deref())
+            .map_err(crate::printer::to_abi)
+    })
+}
+
+/// Concludes the test case (first caller wins).
+#[unsafe(no_mangle)]
+pub extern "C" fn hegel_mark_complete(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    status: u32,
+    origin: *const hegel_string_t,
+) -> hegel_result_t {
+    guard(ctx, || {
+        let tc = handle(tc)?;
+        let status = match status {
+            STATUS_VALID => Status::Valid,
+            STATUS_INVALID => Status::Invalid,
+            STATUS_OVERRUN => Status::Overrun,
+            STATUS_INTERESTING => Status::Interesting,
+            other => return Err(AbiError::arg(format!("unknown test case status {other}"))),
+        };
+        let origin = if status == Status::Interesting {
+            // SAFETY: the caller's optional view.
+            let origin = unsafe { text::optional_text(origin, "origin")? };
+            Some(origin.unwrap_or("Panic at <unknown>").to_string())
+        } else {
+            None
+        };
+        if tc.completed_here.swap(true, Ordering::AcqRel) {
+            return Err(AbiError::AlreadyComplete(
+                "hegel_mark_complete was already called on this handle".into(),
+            ));
+        }
+        // Another thread mid-draw on this handle finishes first.
+        while tc.busy.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        tc.family.complete(status, origin);
+        Ok(())
+    })
+}

@@ -1,0 +1,220 @@
+//! Strings across the boundary: reading the caller's `hegel_string_t`
+//! views, and handing out borrowed and owned strings the way the header
+//! promises (non-NULL data, a trailing NUL, lengths without it).
+//!
+//! Owned buffers (strings, bytes, rendered documents) are recorded when they
+//! are handed out, so that freeing one twice, or freeing a string the engine
+//! only lent, is refused with an error instead of corrupting the heap.
+
+use crate::abi::{hegel_owned_string_t, hegel_string_t};
+use crate::error::{AbiError, AbiResult};
+use std::collections::HashSet;
+use std::ffi::c_char;
+use std::sync::{LazyLock, Mutex};
+
+/// The bytes of an input view (`what` names the argument in errors).
+///
+/// # Safety
+/// `s.data` must point to `s.len` readable bytes for the duration of the
+/// call, as the ABI requires of the caller.
+pub unsafe fn bytes<'a>(s: hegel_string_t, what: &str) -> AbiResult<&'a [u8]> {
+    if s.len == 0 {
+        return Ok(&[]);
+    }
+    if s.data.is_null() {
+        return Err(AbiError::arg(format!("{what}: NULL data with length {}", s.len)));
+    }
+    if s.len > isize::MAX as usize {
+        return Err(AbiError::arg(format!("{what}: length {} is above PTRDIFF_MAX", s.len)));
+    }
+    // SAFETY: non-null, length in range; readability is the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(s.data.cast::<u8>(), s.len) })
+}
+
+/// The text of an input view, which must be UTF-8.
+///
+/// # Safety
+/// As [`bytes`].
+pub unsafe fn text<'a>(s: hegel_string_t, what: &str) -> AbiResult<&'a str> {
+    // SAFETY: forwarded contract.
+    let raw = unsafe { bytes(s, what)? };
+    std::str::from_utf8(raw).map_err(|e| AbiError::arg(format!("{what} is not valid UTF-8: {e}")))
+}
+
+/// The text of an optional input view (NULL means absent).
+///
+/// # Safety
+/// `s` is NULL or points to a view satisfying [`bytes`]'s contract.
+pub unsafe fn optional_text<'a>(s: *const hegel_string_t, what: &str) -> AbiResult<Option<&'a str>> {
+    if s.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-null pointer to a view, by the caller's contract.
+    Ok(Some(unsafe { text(*s, what)? }))
+}
+
+/// The texts of an array of `len` views.
+///
+/// # Safety
+/// `items` points to `len` views (or is NULL with `len` 0), each satisfying
+/// [`bytes`]'s contract.
+pub unsafe fn text_array<'a>(
+    items: *const hegel_string_t,
+    len: usize,
+    what: &str,
+) -> AbiResult<Vec<&'a str>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    if items.is_null() {
+        return Err(AbiError::arg(format!("{what}: NULL array with length {len}")));
+    }
+    // SAFETY: the caller's contract.
+    let views = unsafe { std::slice::from_raw_parts(items, len) };
+    views
+        .iter()
+        .enumerate()
+        // SAFETY: each view satisfies the contract.
+        .map(|(i, v)| unsafe { text(*v, &format!("{what}[{i}]")) })
+        .collect()
+}
+
+/// A string the engine lends out: NUL-terminated bytes with a descriptor
+/// whose address stays put, for outputs of type `const hegel_string_t *`.
+pub struct LentText {
+    bytes: Box<[u8]>,
+    view: Box<hegel_string_t>,
+}
+
+// SAFETY: the descriptor only points into `bytes`, which is owned, immutable
+// and moves with it.
+unsafe impl Send for LentText {}
+// SAFETY: as above; nothing is mutated after construction.
+unsafe impl Sync for LentText {}
+
+impl LentText {
+    /// Lends out `text`.
+    pub fn new(text: impl Into<Vec<u8>>) -> LentText {
+        let mut bytes = text.into();
+        let len = bytes.len();
+        bytes.push(0);
+        let bytes = bytes.into_boxed_slice();
+        let view = Box::new(hegel_string_t {
+            data: bytes.as_ptr().cast::<c_char>(),
+            len,
+        });
+        LentText { bytes, view }
+    }
+
+    /// The descriptor, by value.
+    pub fn view(&self) -> hegel_string_t {
+        *self.view
+    }
+
+    /// The descriptor's stable address.
+    pub fn view_ptr(&self) -> *const hegel_string_t {
+        &*self.view
+    }
+
+    /// The text's bytes, without the NUL.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.bytes.len() - 1]
+    }
+}
+
+impl std::fmt::Debug for LentText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        String::from_utf8_lossy(self.as_bytes()).fmt(f)
+    }
+}
+
+/// Addresses of the owned buffers handed out and not yet freed.
+static OWNED: LazyLock<Mutex<HashSet<usize>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
+
+fn owned() -> std::sync::MutexGuard<'static, HashSet<usize>> {
+    OWNED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Hands out `bytes`, NUL-terminated, as a buffer the caller owns: its
+/// address and length (without the NUL).
+pub fn hand_out(mut bytes: Vec<u8>) -> (*mut u8, usize) {
+    let len = bytes.len();
+    bytes.push(0);
+    let data = Box::into_raw(bytes.into_boxed_slice()).cast::<u8>();
+    owned().insert(data as usize);
+    (data, len)
+}
+
+/// Takes back a buffer from [`hand_out`]; a NULL one is a no-op.
+pub fn take_back(data: *mut u8, len: usize, what: &str) -> AbiResult {
+    if data.is_null() {
+        return Ok(());
+    }
+    if !owned().remove(&(data as usize)) {
+        return Err(AbiError::arg(format!(
+            "{what}: {data:p} is not a buffer libhegel handed out, or it was freed already"
+        )));
+    }
+    // SAFETY: `data` came from `hand_out` with this length (+1 for the NUL):
+    // the registry proves it was handed out and not yet taken back, and the
+    // caller may not change the length of a buffer it owns.
+    drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(data, len + 1)) });
+    Ok(())
+}
+
+/// An owned string for the caller.
+pub fn owned_string(text: String) -> hegel_owned_string_t {
+    let (data, len) = hand_out(text.into_bytes());
+    hegel_string_t {
+        data: data.cast::<c_char>(),
+        len,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(s: &str) -> hegel_string_t {
+        hegel_string_t {
+            data: s.as_ptr().cast(),
+            len: s.len(),
+        }
+    }
+
+    #[test]
+    fn views_are_checked() {
+        // SAFETY: the views point into live strings.
+        unsafe {
+            assert_eq!(text(view("héllo"), "x").expect("utf-8"), "héllo");
+            let empty = hegel_string_t {
+                data: std::ptr::null(),
+                len: 0,
+            };
+            assert_eq!(text(empty, "x").expect("empty"), "");
+            let bad = hegel_string_t {
+                data: std::ptr::null(),
+                len: 3,
+            };
+            assert!(text(bad, "x").is_err());
+            let invalid = [0xffu8, 0xfe];
+            let invalid = hegel_string_t {
+                data: invalid.as_ptr().cast(),
+                len: 2,
+            };
+            assert!(text(invalid, "x").is_err());
+        }
+    }
+
+    #[test]
+    fn owned_buffers_are_freed_once() {
+        let s = owned_string("abc".into());
+        assert_eq!(s.len, 3);
+        // SAFETY: hand_out wrote a NUL after the bytes.
+        assert_eq!(unsafe { *s.data.add(3) }, 0);
+        take_back(s.data as *mut u8, s.len, "s").expect("first free");
+        assert!(take_back(s.data as *mut u8, s.len, "s").is_err());
+        let lent = LentText::new("xyz");
+        assert!(take_back(lent.view().data as *mut u8, 3, "lent").is_err());
+    }
+}

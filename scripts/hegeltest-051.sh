@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs the test files of the published hegeltest 0.51.0 crate (the Rust
+# frontend of Hegel, which loads libhegel's C ABI at run time) twice: on the
+# libhegel its build script builds (hegeltest-c 0.49.0), and on geist's
+# libhegel_c.so (HEGEL_C_LIB_DIR=target/release). The crate is fetched from
+# crates.io into target/ (never committed); its test binaries are built once
+# and serve both runs.
+#
+# It prints, per test file, how many tests pass on each engine, and lists the
+# tests that pass on libhegel and fail on geist. It exits non-zero when that
+# list is not empty (or when GEIST_HEGELTEST051_ALLOW lists them: see below).
+#
+# usage: scripts/hegeltest-051.sh [TEST_FILE ...]   (default: every test file that builds)
+#   GEIST_HEGELTEST051_BUILD_ONLY=1   fetch and build, run nothing
+#   GEIST_HEGELTEST051_ENGINE=geist   run only on geist (or: libhegel)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+version=0.51.0
+work="$root/target/hegeltest-051"
+src="$work/hegeltest-$version"
+results="$work/results"
+
+# Test files left out: trybuild UI tests (compile-error snapshots, nothing of
+# the engine), miri and Antithesis files (need their own toolchains or
+# environments), and files that run fixture binaries the published crate
+# leaves out (tests/fixtures is excluded from the package).
+excluded=(test_ui test_derive_compile test_miri test_antithesis)
+
+if [ ! -f "$src/Cargo.toml" ]; then
+    echo "fetching hegeltest $version from crates.io"
+    mkdir -p "$work/fetch/src"
+    cat > "$work/fetch/Cargo.toml" <<TOML
+[package]
+name = "fetch-hegeltest"
+version = "0.0.0"
+edition = "2021"
+[dependencies]
+hegeltest = "=$version"
+[workspace]
+TOML
+    : > "$work/fetch/src/lib.rs"
+    (cd "$work/fetch" && cargo fetch --quiet)
+    registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+    found=$(find "$registry" -maxdepth 2 -type d -name "hegeltest-$version" | head -n 1)
+    [ -n "$found" ] || { echo "hegeltest $version not found under $registry" >&2; exit 1; }
+    rm -rf "$src.tmp" && cp -r "$found" "$src.tmp" && mv "$src.tmp" "$src"
+fi
+
+all_tests=()
+while IFS= read -r name; do
+    skip=0
+    for e in "${excluded[@]}"; do [ "$name" = "$e" ] && skip=1; done
+    [ $skip = 1 ] || all_tests+=("$name")
+done < <(echo hegel; sed -n 's/^name = "\(test_[a-z0-9_]*\|chrono\|jiff\|rand\|serde_json\)"$/\1/p' "$src/Cargo.toml" | sort -u)
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=("${all_tests[@]}")
+
+echo "building geist's libhegel_c.so (release)"
+cargo build --release --locked -p geist-hegel-c
+geist_dir="${CARGO_TARGET_DIR:-$root/target}/release"
+
+# One build of the frontend's tests, with every optional feature the test
+# files need. Its build script builds libhegel (hegeltest-c 0.49.0) into
+# OUT_DIR and bakes that directory in as the loader's fallback.
+echo "building hegeltest $version test binaries"
+export CARGO_TARGET_DIR="$work/target"
+# --keep-going: the files that need fixture binaries the package leaves out
+# fail to compile; every other file still builds.
+(cd "$src" && nice -n 5 cargo build --locked --all-features --tests --keep-going \
+    --message-format=json >"$work/build.json" 2>"$work/build.log") || true
+python3 "$root/scripts/hegeltest_051.py" executables "$work/build.json" >"$work/executables.txt"
+echo "$(wc -l <"$work/executables.txt") test binaries built; did not build: $(python3 "$root/scripts/hegeltest_051.py" failed "$work/build.json")"
+[ "${GEIST_HEGELTEST051_BUILD_ONLY:-0}" = 1 ] && exit 0
+
+engines=(libhegel geist)
+[ -n "${GEIST_HEGELTEST051_ENGINE:-}" ] && engines=("$GEIST_HEGELTEST051_ENGINE")
+rm -rf "$results" && mkdir -p "$results"
+# The tests read fixtures relative to the crate root, as cargo test runs them.
+cd "$src"
+for t in "${tests[@]}"; do
+    exe=$(awk -v n="$t" '$1 == n { print $2 }' "$work/executables.txt")
+    if [ -z "$exe" ]; then echo "$t: did not build, skipped"; continue; fi
+    for engine in "${engines[@]}"; do
+        out="$results/$t.$engine.log"
+        start=$(date +%s)
+        if [ "$engine" = geist ]; then
+            HEGEL_C_LIB_DIR="$geist_dir" RUST_BACKTRACE=0 timeout 1800 "$exe" --test-threads=2 >"$out" 2>&1 || true
+        else
+            env -u HEGEL_C_LIB_DIR RUST_BACKTRACE=0 timeout 1800 "$exe" --test-threads=2 >"$out" 2>&1 || true
+        fi
+        echo "$t $engine $(( $(date +%s) - start ))s" >>"$results/times.txt"
+    done
+    python3 "$root/scripts/hegeltest_051.py" line "$results" "$t"
+done
+python3 "$root/scripts/hegeltest_051.py" summary "$results" "${tests[@]}"

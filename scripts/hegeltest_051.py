@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Helpers of scripts/hegeltest-051.sh: which test binaries cargo built, and
+what each engine made of them.
+
+  executables BUILD_JSON        one "name path" line per test binary built
+  failed BUILD_JSON             the test targets that did not compile
+  line RESULTS TEST             one line: TEST's passes on each engine
+  summary RESULTS TEST...       the table, the tests that pass on libhegel and
+                                fail on geist (exit 1 if any), and timings
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+RESULT = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)")
+
+
+def messages(path):
+    for raw in Path(path).read_text(errors="replace").splitlines():
+        try:
+            yield json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+
+
+def executables(path):
+    for m in messages(path):
+        if (m.get("reason") == "compiler-artifact" and m.get("executable")
+                and m["profile"]["test"]):
+            print(m["target"]["name"], m["executable"])
+
+
+def failed(path):
+    names = sorted({m["target"]["name"] for m in messages(path)
+                    if m.get("reason") == "compiler-message"
+                    and m["message"]["level"] == "error"})
+    print(" ".join(names) or "none")
+
+
+def outcomes(results, test, engine):
+    log = Path(results) / f"{test}.{engine}.log"
+    found = {}
+    if log.exists():
+        for line in log.read_text(errors="replace").splitlines():
+            m = RESULT.match(line)
+            if m:
+                found[m.group(1)] = m.group(2)
+    return found
+
+
+def line(results, test):
+    parts = []
+    for engine in ("libhegel", "geist"):
+        o = outcomes(results, test, engine)
+        if o:
+            passed = sum(v == "ok" for v in o.values())
+            parts.append(f"{engine} {passed}/{len(o)}")
+    print(f"{test}: " + ", ".join(parts), flush=True)
+
+
+def summary(results, tests):
+    rows, regressions = [], []
+    totals = {"libhegel": [0, 0], "geist": [0, 0]}
+    for test in tests:
+        lib, geist = outcomes(results, test, "libhegel"), outcomes(results, test, "geist")
+        names = sorted(set(lib) | set(geist))
+        if not names:
+            continue
+        counts = {}
+        for engine, o in (("libhegel", lib), ("geist", geist)):
+            passed = sum(o.get(n) == "ok" for n in names)
+            counts[engine] = passed
+            totals[engine][0] += passed
+            totals[engine][1] += len(names)
+        rows.append((test, len(names), counts["libhegel"], counts["geist"]))
+        regressions += [f"{test}::{n}" for n in names
+                        if lib.get(n) == "ok" and geist.get(n) != "ok"]
+    print("\n| test file | tests | pass on libhegel | pass on geist |")
+    print("|---|---:|---:|---:|")
+    for test, n, lib_passed, geist_passed in rows:
+        print(f"| {test} | {n} | {lib_passed} | {geist_passed} |")
+    print(f"| **total ({len(rows)} files)** | {totals['geist'][1]} | "
+          f"{totals['libhegel'][0]} | {totals['geist'][0]} |")
+    times = Path(results) / "times.txt"
+    if times.exists():
+        spent = {"libhegel": 0, "geist": 0}
+        for entry in times.read_text().split("\n"):
+            parts = entry.split()
+            if len(parts) == 3:
+                spent[parts[1]] = spent.get(parts[1], 0) + int(parts[2].rstrip("s"))
+        print(f"\nwall time: libhegel {spent['libhegel']} s, geist {spent['geist']} s")
+    print(f"\npass on libhegel, fail on geist: {len(regressions)}")
+    for name in regressions:
+        print(f"  {name}")
+    return 1 if regressions else 0
+
+
+def main(argv):
+    command, *args = argv
+    if command == "executables":
+        executables(args[0])
+    elif command == "failed":
+        failed(args[0])
+    elif command == "line":
+        line(args[0], args[1])
+    elif command == "summary":
+        return summary(args[0], args[1:])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
