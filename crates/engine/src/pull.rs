@@ -33,7 +33,7 @@ pub struct OwnedDatabase {
 /// What the caller hands back when resuming the run.
 enum Handback {
     /// The test case, concluded (an unconcluded one counts as valid).
-    Completed(TestData),
+    Completed(Box<TestData>),
     /// Stop the run: report what was found so far.
     Abort,
 }
@@ -104,7 +104,7 @@ impl PullRun {
         let coroutine = Coroutine::with_stack(stack, move |yielder, first: Handback| {
             if let Handback::Abort = first {
                 return RunResult {
-                    aborted: true,
+                    stop: Some(crate::health::StopReason::Aborted),
                     ..RunResult::default()
                 };
             }
@@ -113,7 +113,7 @@ impl PullRun {
                 let out = std::mem::replace(data, placeholder);
                 match yielder.suspend(out) {
                     Handback::Completed(back) => {
-                        *data = back;
+                        *data = *back;
                         true
                     }
                     Handback::Abort => false,
@@ -137,7 +137,10 @@ impl PullRun {
         if self.coroutine.started() {
             return Err(PullError::OutOfTurn("the run has already started"));
         }
-        Ok(self.step(Handback::Completed(TestData::replaying(Vec::new(), 0))))
+        Ok(self.step(Handback::Completed(Box::new(TestData::replaying(
+            Vec::new(),
+            0,
+        )))))
     }
 
     /// Hands back the test case last handed out, concluded, and continues
@@ -149,7 +152,7 @@ impl PullRun {
         if !self.outstanding {
             return Err(PullError::OutOfTurn("no test case is out to hand back"));
         }
-        Ok(self.step(Handback::Completed(completed)))
+        Ok(self.step(Handback::Completed(Box::new(completed))))
     }
 
     /// Stops the run where it is: the test case that is out (if any) is not
@@ -283,7 +286,7 @@ mod tests {
         };
         drop(data);
         let result = pulled.abort().expect("aborts");
-        assert!(result.aborted);
+        assert!(result.aborted(), "{:?}", result.stop);
         assert!(pulled.is_finished());
         assert_eq!(pulled.abort().unwrap_err(), PullError::Finished);
     }

@@ -411,6 +411,10 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mut first = TestData::replaying(Vec::new(), self.settings.max_choices);
             self.execute(&mut first);
             self.simplest_length = first.nodes.len();
+            // An aborted run is over: a health check must not replace its reason.
+            if self.stopped() {
+                return;
+            }
             if let Some(failure) = self.health.after_simplest(&first) {
                 self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
@@ -452,6 +456,9 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             };
             let mut data = TestData::generating(Vec::new(), self.source.split(), max_choices);
             self.execute(&mut data);
+            if self.stopped() {
+                break;
+            }
             let small_overrun = small && data.status == Some(Status::Overrun);
             if small_overrun {
                 self.small_overruns += 1;

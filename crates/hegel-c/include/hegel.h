@@ -281,6 +281,13 @@ hegel_result_t hegel_generate_float(hegel_context_t *ctx,
                                     double smallest_nonzero_magnitude,
                                     double *out_value);
 
+/* Draws a string of a grammar (explicit terminals as their markers). */
+hegel_result_t hegel_generate_grammar(hegel_context_t *ctx,
+                                      hegel_test_case_t *tc,
+                                      const hegel_grammar_t *grammar,
+                                      uint64_t max_size,
+                                      hegel_owned_string_t *out_result);
+
 /* Draws an integer in `[min_value, max_value]`. */
 hegel_result_t hegel_generate_integer(hegel_context_t *ctx,
                                       hegel_test_case_t *tc,
@@ -324,6 +331,71 @@ hegel_result_t hegel_generate_uuid(hegel_context_t *ctx,
                                    uint8_t version,
                                    bool has_version,
                                    uint8_t *out_bytes);
+
+/* The path of the `index`th file the grammar needs. */
+hegel_result_t hegel_grammar_builder_file(hegel_context_t *ctx,
+                                          const hegel_grammar_builder_t *builder,
+                                          size_t index,
+                                          hegel_string_t *out_path);
+
+/* Frees a builder; NULL is a no-op. */
+hegel_result_t hegel_grammar_builder_free(hegel_context_t *ctx, hegel_grammar_builder_t *builder);
+
+/* Starts gathering a grammar. */
+hegel_result_t hegel_grammar_builder_new(hegel_context_t *ctx,
+                                         hegel_string_t text,
+                                         hegel_grammar_builder_t * *out_builder);
+
+/* Supplies the `index`th file (NULL: missing, use the bundled one). */
+hegel_result_t hegel_grammar_builder_provide(hegel_context_t *ctx,
+                                             hegel_grammar_builder_t *builder,
+                                             size_t index,
+                                             const hegel_string_t *text);
+
+/* Frees a grammar draw; NULL is a no-op. */
+hegel_result_t hegel_grammar_draw_free(hegel_context_t *ctx, hegel_grammar_draw_t *draw);
+
+/* Starts a draw whose explicit terminals take the caller's values. */
+hegel_result_t hegel_grammar_draw_new(hegel_context_t *ctx,
+                                      const hegel_grammar_t *grammar,
+                                      uint64_t max_size,
+                                      hegel_grammar_draw_t * *out_draw);
+
+/* Advances a grammar draw to the next explicit terminal needing a value. */
+hegel_result_t hegel_grammar_draw_next(hegel_context_t *ctx,
+                                       hegel_test_case_t *tc,
+                                       hegel_grammar_draw_t *draw,
+                                       size_t *out_terminal);
+
+/* Supplies the value due. */
+hegel_result_t hegel_grammar_draw_provide(hegel_context_t *ctx,
+                                          hegel_grammar_draw_t *draw,
+                                          hegel_string_t value);
+
+/* The completed string. */
+hegel_result_t hegel_grammar_draw_result(hegel_context_t *ctx,
+                                         const hegel_grammar_draw_t *draw,
+                                         hegel_owned_string_t *out_result);
+
+/* Frees a grammar; NULL is a no-op. */
+hegel_result_t hegel_grammar_free(hegel_context_t *ctx, hegel_grammar_t *grammar);
+
+/* Compiles a gathered grammar. */
+hegel_result_t hegel_grammar_new(hegel_context_t *ctx,
+                                 const hegel_grammar_builder_t *builder,
+                                 const hegel_string_t *start,
+                                 uint64_t max_size,
+                                 uint32_t max_depth,
+                                 const hegel_string_generator_t *alphabet,
+                                 const hegel_string_t *explicit_names,
+                                 size_t explicit_len,
+                                 hegel_grammar_t * *out_grammar);
+
+/* The placeholder marker of an explicit terminal. */
+hegel_result_t hegel_grammar_placeholder(hegel_context_t *ctx,
+                                         const hegel_grammar_t *grammar,
+                                         hegel_string_t name,
+                                         hegel_string_t *out_marker);
 
 /* The span label for a generator built from others. */
 hegel_result_t hegel_label_combine(hegel_context_t *ctx,

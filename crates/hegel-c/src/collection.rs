@@ -116,7 +116,9 @@ pub extern "C" fn hegel_collection_free(
     ctx: *mut hegel_context_t,
     collection: *mut hegel_collection_t,
 ) -> hegel_result_t {
-    guard(ctx, || handles::free::<CollectionHandle, _>(collection).map(drop))
+    guard(ctx, || {
+        handles::free::<CollectionHandle, _>(collection).map(drop)
+    })
 }
 
 /// Starts a repeat loop: draws its minimum number of iterations.

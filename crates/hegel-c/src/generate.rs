@@ -251,7 +251,9 @@ pub extern "C" fn hegel_generate_float(
         let tc = handle(tc)?;
         require(out_value, "out_value")?;
         if width != 32 && width != 64 {
-            return Err(AbiError::arg(format!("width must be 32 or 64, got {width}")));
+            return Err(AbiError::arg(format!(
+                "width must be 32 or 64, got {width}"
+            )));
         }
         if !(smallest_nonzero_magnitude > 0.0 && smallest_nonzero_magnitude.is_finite()) {
             return Err(AbiError::arg(format!(
@@ -287,12 +289,17 @@ pub extern "C" fn hegel_generate_float(
             return Err(AbiError::arg("max_value is -infinity"));
         }
         let unbounded = !min_value.is_finite() || !max_value.is_finite();
-        map.push((Value::text("allow_infinity"), Value::Bool(allow_infinity && unbounded)));
+        map.push((
+            Value::text("allow_infinity"),
+            Value::Bool(allow_infinity && unbounded),
+        ));
         let nan_permitted = allow_nan && !min_value.is_finite() && !max_value.is_finite();
         map.push((Value::text("allow_nan"), Value::Bool(nan_permitted)));
         let schema = Schema::parse(&Value::Map(map)).map_err(|e| AbiError::arg(e.to_string()))?;
         let Schema::Float(constraints) = schema else {
-            return Err(AbiError::Internal("a float schema parsed as something else".into()));
+            return Err(AbiError::Internal(
+                "a float schema parsed as something else".into(),
+            ));
         };
         let value = tc.draw(|data| Ok(data.draw_float(constraints)?))?;
         let value = if value != 0.0 && value.abs() < smallest_nonzero_magnitude {
@@ -323,11 +330,13 @@ pub extern "C" fn hegel_generate_bytes(
         let tc = handle(tc)?;
         require(out_result, "out_result")?;
         let (min_size, max_size) = size_bounds(min_size, max_size)?;
-        let bytes = tc.draw(|data| {
-            Ok(data.draw_bytes(SizeConstraints { min_size, max_size })?)
-        })?;
+        let bytes = tc.draw(|data| Ok(data.draw_bytes(SizeConstraints { min_size, max_size })?))?;
         let (data, len) = text::hand_out(bytes);
-        write(out_result, hegel_generate_bytes_result_t { data, len }, "out_result")
+        write(
+            out_result,
+            hegel_generate_bytes_result_t { data, len },
+            "out_result",
+        )
     })
 }
 
@@ -436,9 +445,11 @@ fn time_nanos(t: hegel_time_t, what: &str) -> AbiResult<i128> {
             t.hour, t.minute, t.second, t.nanosecond
         )));
     }
-    Ok(((i128::from(t.hour) * 60 + i128::from(t.minute)) * 60 + i128::from(t.second))
-        * 1_000_000_000
-        + i128::from(t.nanosecond))
+    Ok(
+        ((i128::from(t.hour) * 60 + i128::from(t.minute)) * 60 + i128::from(t.second))
+            * 1_000_000_000
+            + i128::from(t.nanosecond),
+    )
 }
 
 fn time_of(nanos: i128) -> hegel_time_t {
@@ -466,7 +477,10 @@ pub extern "C" fn hegel_generate_date(
     guard(ctx, || {
         let tc = handle(tc)?;
         require(out_value, "out_value")?;
-        let (lo, hi) = (date_days(min_value, "min_value")?, date_days(max_value, "max_value")?);
+        let (lo, hi) = (
+            date_days(min_value, "min_value")?,
+            date_days(max_value, "max_value")?,
+        );
         if hi < lo {
             return Err(AbiError::arg("max_value is before min_value"));
         }
@@ -492,7 +506,10 @@ pub extern "C" fn hegel_generate_time(
     guard(ctx, || {
         let tc = handle(tc)?;
         require(out_value, "out_value")?;
-        let (lo, hi) = (time_nanos(min_value, "min_value")?, time_nanos(max_value, "max_value")?);
+        let (lo, hi) = (
+            time_nanos(min_value, "min_value")?,
+            time_nanos(max_value, "max_value")?,
+        );
         if hi < lo {
             return Err(AbiError::arg("max_value is before min_value"));
         }
@@ -516,7 +533,10 @@ pub extern "C" fn hegel_generate_datetime(
         let instant = |v: hegel_datetime_t, what: &str| -> AbiResult<i128> {
             Ok(i128::from(date_days(v.date, what)?) * NANOS_PER_DAY + time_nanos(v.time, what)?)
         };
-        let (lo, hi) = (instant(min_value, "min_value")?, instant(max_value, "max_value")?);
+        let (lo, hi) = (
+            instant(min_value, "min_value")?,
+            instant(max_value, "max_value")?,
+        );
         if hi < lo {
             return Err(AbiError::arg("max_value is before min_value"));
         }
@@ -555,7 +575,9 @@ pub extern "C" fn hegel_generate_uuid(
         let tc = handle(tc)?;
         require(out_bytes, "out_bytes")?;
         if has_version && version > 15 {
-            return Err(AbiError::arg(format!("version must be in 0..=15, got {version}")));
+            return Err(AbiError::arg(format!(
+                "version must be in 0..=15, got {version}"
+            )));
         }
         let (high, low) = tc.draw(|data| Ok((draw_u64(data)?, draw_u64(data)?)))?;
         let mut value = (u128::from(high) << 64) | u128::from(low);
@@ -607,10 +629,25 @@ mod tests {
 
     #[test]
     fn wide_integers_round_trip() {
-        for v in [0i128, 1, -1, 127, 128, -128, -129, i128::MAX, i128::MIN, 1 << 70] {
+        for v in [
+            0i128,
+            1,
+            -1,
+            127,
+            128,
+            -128,
+            -129,
+            i128::MAX,
+            i128::MIN,
+            1 << 70,
+        ] {
             let mut out = [0u8; 17];
             let len = write_wide(Wide::Signed(v), &mut out).expect("fits");
-            assert_eq!(read_wide(&out[..len], "v").expect("reads"), Wide::Signed(v), "{v}");
+            assert_eq!(
+                read_wide(&out[..len], "v").expect("reads"),
+                Wide::Signed(v),
+                "{v}"
+            );
             assert_eq!(read_wide(&out, "v").expect("reads"), Wide::Signed(v), "{v}");
         }
         let mut out = [0u8; 17];
@@ -626,7 +663,24 @@ mod tests {
             let d = date_of(days);
             assert_eq!(date_days(d, "d").expect("valid"), days);
         }
-        assert_eq!(date_of(Y2K_DAYS), hegel_date_t { year: 2000, month: 1, day: 1 });
-        assert!(date_days(hegel_date_t { year: 2023, month: 2, day: 29 }, "d").is_err());
+        assert_eq!(
+            date_of(Y2K_DAYS),
+            hegel_date_t {
+                year: 2000,
+                month: 1,
+                day: 1
+            }
+        );
+        assert!(
+            date_days(
+                hegel_date_t {
+                    year: 2023,
+                    month: 2,
+                    day: 29
+                },
+                "d"
+            )
+            .is_err()
+        );
     }
 }

@@ -40,10 +40,9 @@ macro_rules! handled {
         impl $crate::handles::Handled for $type {
             const KIND: u8 = $kind;
             const NAME: &'static str = $name;
-            fn slab() -> &'static ::sharded_slab::Slab<
-                ::std::sync::Arc<Self>,
-                $crate::handles::HandleConfig,
-            > {
+            fn slab()
+            -> &'static ::sharded_slab::Slab<::std::sync::Arc<Self>, $crate::handles::HandleConfig>
+            {
                 static SLAB: ::std::sync::LazyLock<
                     ::sharded_slab::Slab<::std::sync::Arc<$type>, $crate::handles::HandleConfig>,
                 > = ::std::sync::LazyLock::new(|| {
@@ -66,7 +65,10 @@ pub fn insert<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiError> {
 
 fn key_of<T: Handled, H>(handle: *const H) -> Result<usize, AbiError> {
     if handle.is_null() {
-        return Err(AbiError::InvalidHandle(format!("the {} handle is NULL", T::NAME)));
+        return Err(AbiError::InvalidHandle(format!(
+            "the {} handle is NULL",
+            T::NAME
+        )));
     }
     let raw = handle as usize;
     if raw >> KIND_SHIFT != usize::from(T::KIND) {
@@ -128,19 +130,32 @@ mod tests {
     fn freed_null_and_foreign_handles_are_refused() {
         let h: *mut u8 = insert(Arc::new(Thing(1))).expect("inserts");
         free::<Thing, u8>(h).expect("frees");
-        assert!(matches!(get::<Thing, u8>(h), Err(AbiError::InvalidHandle(_))));
-        assert!(matches!(free::<Thing, u8>(h), Err(AbiError::InvalidHandle(_))));
+        assert!(matches!(
+            get::<Thing, u8>(h),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        assert!(matches!(
+            free::<Thing, u8>(h),
+            Err(AbiError::InvalidHandle(_))
+        ));
         assert!(matches!(
             get::<Thing, u8>(std::ptr::null()),
             Err(AbiError::InvalidHandle(_))
         ));
         let o: *mut u8 = insert(Arc::new(Other)).expect("inserts");
-        assert!(matches!(get::<Thing, u8>(o), Err(AbiError::InvalidHandle(_))));
+        assert!(matches!(
+            get::<Thing, u8>(o),
+            Err(AbiError::InvalidHandle(_))
+        ));
         assert!(matches!(
             get::<Thing, u8>(0x1234 as *const u8),
             Err(AbiError::InvalidHandle(_))
         ));
-        assert!(free::<Thing, u8>(std::ptr::null_mut()).expect("null").is_none());
+        assert!(
+            free::<Thing, u8>(std::ptr::null_mut())
+                .expect("null")
+                .is_none()
+        );
     }
 
     #[test]

@@ -142,11 +142,17 @@ pub fn set_unicode_version(version: &str) -> Result<(), String> {
     let parts: Vec<&str> = version.split('.').collect();
     if parts.is_empty()
         || parts.len() > 3
-        || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
     {
-        return Err(format!("{version:?} is not a Unicode version number such as \"15.1.0\""));
+        return Err(format!(
+            "{version:?} is not a Unicode version number such as \"15.1.0\""
+        ));
     }
-    let major: u32 = parts[0].parse().map_err(|_| format!("{version:?} is out of range"))?;
+    let major: u32 = parts[0]
+        .parse()
+        .map_err(|_| format!("{version:?} is out of range"))?;
     if major < 14 {
         return Err(format!(
             "no Unicode tables for version {version}: versions from 14.0.0 on are supported ({})",
@@ -247,7 +253,10 @@ impl<'a> Resolver<'a> {
             }
             if seen.contains(&current) {
                 seen.push(current);
-                return Err(format!("settings profiles extend each other in a cycle: {}", seen.join(" -> ")));
+                return Err(format!(
+                    "settings profiles extend each other in a cycle: {}",
+                    seen.join(" -> ")
+                ));
             }
             seen.push(current.clone());
             let from_file = self
@@ -286,7 +295,10 @@ impl<'a> Resolver<'a> {
             }
             current = match extends {
                 Some(parent) => {
-                    arrived_by = Some(format!("extended by {:?}", seen.last().cloned().unwrap_or_default()));
+                    arrived_by = Some(format!(
+                        "extended by {:?}",
+                        seen.last().cloned().unwrap_or_default()
+                    ));
                     parent
                 }
                 None if is_shipped => BASE.to_string(),
@@ -315,7 +327,10 @@ pub fn settings_for(name: Option<&str>) -> Result<Settings, String> {
     let config = load_config()?;
     let (registered, overridden) = {
         let registry = registry();
-        (registry.registered.clone(), registry.default_override.clone())
+        (
+            registry.registered.clone(),
+            registry.default_override.clone(),
+        )
     };
     let named_default = overridden
         .map(|n| (n, "hegel_set_default_profile"))
@@ -324,7 +339,12 @@ pub fn settings_for(name: Option<&str>) -> Result<Settings, String> {
                 .filter(|v| !v.is_empty())
                 .map(|n| (n, DEFAULT_PROFILE_VARIABLE))
         })
-        .or_else(|| config.default.clone().map(|n| (n, "the default entry in hegel.toml")));
+        .or_else(|| {
+            config
+                .default
+                .clone()
+                .map(|n| (n, "the default entry in hegel.toml"))
+        });
     if let Some((name, source)) = &named_default
         && name == DEFAULT
     {
@@ -341,7 +361,9 @@ pub fn settings_for(name: Option<&str>) -> Result<Settings, String> {
     for (defined, _) in &config.profiles {
         resolver.chain(defined).map_err(|e| in_file(&config, e))?;
     }
-    let mut settings = resolver.resolve(name.unwrap_or(DEFAULT)).map_err(|e| in_file(&config, e))?;
+    let mut settings = resolver
+        .resolve(name.unwrap_or(DEFAULT))
+        .map_err(|e| in_file(&config, e))?;
     settings.apply_environment(environment)?;
     settings.config_path = config.path.as_ref().map(|p| p.display().to_string());
     Ok(settings)
@@ -367,9 +389,11 @@ fn load_config() -> Result<ConfigFile, String> {
             }
             Some(path)
         }
-        None => std::env::current_dir()
-            .ok()
-            .and_then(|dir| dir.ancestors().map(|d| d.join("hegel.toml")).find(|p| p.is_file())),
+        None => std::env::current_dir().ok().and_then(|dir| {
+            dir.ancestors()
+                .map(|d| d.join("hegel.toml"))
+                .find(|p| p.is_file())
+        }),
     };
     let Some(path) = path else {
         return Ok(ConfigFile::default());
@@ -404,20 +428,30 @@ pub fn parse_config(text: &str, path: &Path) -> Result<ConfigFile, String> {
         match (key.as_str(), value) {
             ("default", toml::Value::String(name)) => config.default = Some(name.clone()),
             ("default", _) => {
-                return Err(at(line_of(text, "default"), "default must be a profile name string".into()));
+                return Err(at(
+                    line_of(text, "default"),
+                    "default must be a profile name string".into(),
+                ));
             }
             ("profiles", toml::Value::Table(profiles)) => {
                 for (name, section) in profiles {
                     let toml::Value::Table(section) = section else {
-                        return Err(at(line_of(text, name), format!("profiles.{name} must be a table")));
+                        return Err(at(
+                            line_of(text, name),
+                            format!("profiles.{name} must be a table"),
+                        ));
                     };
-                    config.profiles.push((name.clone(), delta_of(name, section, text, &at)?));
+                    config
+                        .profiles
+                        .push((name.clone(), delta_of(name, section, text, &at)?));
                 }
             }
             (other, _) => {
                 return Err(at(
                     line_of(text, other),
-                    format!("unknown top-level entry {other:?}: hegel.toml has `default` and `[profiles.<name>]` tables"),
+                    format!(
+                        "unknown top-level entry {other:?}: hegel.toml has `default` and `[profiles.<name>]` tables"
+                    ),
                 ));
             }
         }
@@ -437,12 +471,20 @@ fn delta_of(
         if key == "extends" {
             match value {
                 toml::Value::String(parent) => delta.extends = Some(parent.clone()),
-                _ => return Err(at(line, format!("profiles.{profile}.extends must be a profile name"))),
+                _ => {
+                    return Err(at(
+                        line,
+                        format!("profiles.{profile}.extends must be a profile name"),
+                    ));
+                }
             }
             continue;
         }
         if !KEYS.contains(&key.as_str()) || key == "database_key" {
-            return Err(at(line, format!("unknown setting {key:?} in profiles.{profile}")));
+            return Err(at(
+                line,
+                format!("unknown setting {key:?} in profiles.{profile}"),
+            ));
         }
         let text_value = match value {
             toml::Value::String(s) => s.clone(),
@@ -453,12 +495,22 @@ fn delta_of(
                 for item in items {
                     match item {
                         toml::Value::String(s) => names.push(s.clone()),
-                        _ => return Err(at(line, format!("profiles.{profile}.{key} must list names"))),
+                        _ => {
+                            return Err(at(
+                                line,
+                                format!("profiles.{profile}.{key} must list names"),
+                            ));
+                        }
                     }
                 }
                 names.join(",")
             }
-            _ => return Err(at(line, format!("profiles.{profile}.{key} has a value of the wrong type"))),
+            _ => {
+                return Err(at(
+                    line,
+                    format!("profiles.{profile}.{key} has a value of the wrong type"),
+                ));
+            }
         };
         Settings::base()
             .set(key, &text_value)
@@ -476,7 +528,10 @@ mod tests {
         Resolver {
             config,
             registered: &[],
-            named_default: config.default.clone().map(|n| (n, "the default entry in hegel.toml")),
+            named_default: config
+                .default
+                .clone()
+                .map(|n| (n, "the default entry in hegel.toml")),
             environment: env,
         }
     }
@@ -484,12 +539,19 @@ mod tests {
     #[test]
     fn shipped_profiles_are_siblings_over_base() {
         let config = ConfigFile::default();
-        let ci = resolver(&config, "ci").resolve("default").expect("resolves");
+        let ci = resolver(&config, "ci")
+            .resolve("default")
+            .expect("resolves");
         assert!(ci.derandomize);
         assert_eq!(ci.database, crate::settings::Database::Disabled);
-        let dev = resolver(&config, "ci").resolve("development").expect("resolves");
+        let dev = resolver(&config, "ci")
+            .resolve("development")
+            .expect("resolves");
         assert_eq!(dev, Settings::base());
-        assert_eq!(resolver(&config, "ci").resolve("base").expect("base"), Settings::base());
+        assert_eq!(
+            resolver(&config, "ci").resolve("base").expect("base"),
+            Settings::base()
+        );
     }
 
     #[test]
@@ -506,10 +568,14 @@ mod tests {
 
     #[test]
     fn bad_files_name_the_line() {
-        let error = parse_config("[profiles.x]\ntest_cases = \"many\"\n", Path::new("hegel.toml"))
-            .unwrap_err();
+        let error = parse_config(
+            "[profiles.x]\ntest_cases = \"many\"\n",
+            Path::new("hegel.toml"),
+        )
+        .unwrap_err();
         assert!(error.starts_with("hegel.toml:2:"), "{error}");
-        let error = parse_config("default = \"x\"\nbogus = 1\n", Path::new("hegel.toml")).unwrap_err();
+        let error =
+            parse_config("default = \"x\"\nbogus = 1\n", Path::new("hegel.toml")).unwrap_err();
         assert!(error.starts_with("hegel.toml:2:"), "{error}");
         let error = parse_config("[profiles\n", Path::new("hegel.toml")).unwrap_err();
         assert!(error.starts_with("hegel.toml:1:"), "{error}");
@@ -518,10 +584,20 @@ mod tests {
     #[test]
     fn unknown_and_cyclic_profiles_are_errors() {
         let config = ConfigFile::default();
-        let error = resolver(&config, "development").resolve("nope").unwrap_err();
-        assert!(error.starts_with("unknown settings profile \"nope\""), "{error}");
+        let error = resolver(&config, "development")
+            .resolve("nope")
+            .unwrap_err();
+        assert!(
+            error.starts_with("unknown settings profile \"nope\""),
+            "{error}"
+        );
         let text = "[profiles.a]\nextends = \"b\"\n[profiles.b]\nextends = \"a\"\n";
         let config = parse_config(text, Path::new("hegel.toml")).expect("parses");
-        assert!(resolver(&config, "development").resolve("a").unwrap_err().contains("cycle"));
+        assert!(
+            resolver(&config, "development")
+                .resolve("a")
+                .unwrap_err()
+                .contains("cycle")
+        );
     }
 }

@@ -17,8 +17,9 @@ use crate::test_case::{Completed, Family, Handback, hand_out_root, hegel_test_ca
 use crate::text::{self, LentText};
 use geist_engine::choice::ChoiceValue;
 use geist_engine::database::DirectoryDatabase;
+use geist_engine::health::FLAKY_OUTCOME;
 use geist_engine::pull::{Next, OwnedDatabase, PullRun};
-use geist_engine::run::{FLAKY_OUTCOME, Phases};
+use geist_engine::run::Phases;
 use geist_engine::{HealthCheck, RunSettings, Status, TestData};
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_void};
@@ -48,7 +49,11 @@ pub struct Output {
 
 impl Output {
     /// Output through `callback` (stderr when NULL).
-    pub fn new(callback: hegel_output_callback_t, user_data: *mut c_void, settings: &Settings) -> Output {
+    pub fn new(
+        callback: hegel_output_callback_t,
+        user_data: *mut c_void,
+        settings: &Settings,
+    ) -> Output {
         Output {
             callback,
             user_data: user_data as usize,
@@ -158,19 +163,6 @@ impl Outcome {
     }
 }
 
-/// The engine's typed health check, from the message it reported.
-fn health_check_of(message: &str) -> HealthCheck {
-    if message.contains("filtering out a lot") {
-        HealthCheck::FilterTooMuch
-    } else if message.contains("extremely slow") {
-        HealthCheck::TooSlow
-    } else if message.contains("smallest natural input") {
-        HealthCheck::LargeInitialTestCase
-    } else {
-        HealthCheck::TestCasesTooLarge
-    }
-}
-
 fn health_check_bit(check: HealthCheck) -> u32 {
     match check {
         HealthCheck::FilterTooMuch => HC_FILTER_TOO_MUCH,
@@ -192,7 +184,8 @@ fn health_check_name(check: HealthCheck) -> &'static str {
 /// A reproduce blob: base64 of the database's encoding of the choices.
 pub fn encode_blob(choices: &[ChoiceValue]) -> String {
     use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(geist_engine::database::encode_choices(choices))
+    base64::engine::general_purpose::STANDARD
+        .encode(geist_engine::database::encode_choices(choices))
 }
 
 /// The choices of a reproduce blob.
@@ -230,7 +223,8 @@ fn engine_settings(settings: &Settings) -> RunSettings {
         }
         (None, false) => fresh_seed(),
     };
-    let unbounded = settings.unbounded_choices || settings.suppressed & HC_TEST_CASES_TOO_LARGE != 0;
+    let unbounded =
+        settings.unbounded_choices || settings.suppressed & HC_TEST_CASES_TOO_LARGE != 0;
     let suppress_health_checks = [
         HealthCheck::FilterTooMuch,
         HealthCheck::TooSlow,
@@ -251,7 +245,11 @@ fn engine_settings(settings: &Settings) -> RunSettings {
         },
         report_multiple_failures: settings.report_multiple_failures,
         suppress_health_checks,
-        max_choices: if unbounded { usize::MAX >> 2 } else { MAX_CHOICES },
+        max_choices: if unbounded {
+            usize::MAX >> 2
+        } else {
+            MAX_CHOICES
+        },
         ..RunSettings::default()
     }
 }
@@ -341,7 +339,11 @@ impl RunState {
             ));
         }
         self.current = None;
-        Ok(self.handback.lock().unwrap_or_else(|e| e.into_inner()).take())
+        Ok(self
+            .handback
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take())
     }
 
     fn hand_out(&mut self, data: TestData, capture: bool) -> AbiResult<*mut hegel_test_case_t> {
@@ -356,7 +358,8 @@ impl RunState {
         let exploring_case = std::mem::replace(&mut self.exploring_case, false);
         let mut completed = completed;
         loop {
-            let stage = std::mem::replace(&mut self.stage, Stage::Done(Arc::new(Outcome::passed())));
+            let stage =
+                std::mem::replace(&mut self.stage, Stage::Done(Arc::new(Outcome::passed())));
             match stage {
                 Stage::Exploring(mut pull) => {
                     let starting = !pull.is_outstanding();
@@ -517,21 +520,22 @@ impl RunState {
         for warning in &result.warnings {
             self.output.emit(warning);
         }
-        if let Some(message) = &result.health_check_failure {
-            let check = health_check_of(message);
+        if let Some(failure) = result.health_check_failure() {
+            let check = failure.check();
             return Stage::Done(Arc::new(Outcome::error(
                 hegel_run_error_kind_t::HEGEL_RUN_ERROR_HEALTH_CHECK,
                 health_check_bit(check),
-                format!("FailedHealthCheck: {}: {message}", health_check_name(check)),
+                format!("FailedHealthCheck: {}: {failure}", health_check_name(check)),
             )));
         }
-        if let Some(message) = &result.flaky {
+        if let Some(flakiness) = result.flakiness() {
+            let message = flakiness.to_string();
             let kind = if result.failures.is_empty() {
                 hegel_run_error_kind_t::HEGEL_RUN_ERROR_NONDETERMINISTIC
             } else {
                 hegel_run_error_kind_t::HEGEL_RUN_ERROR_FLAKY
             };
-            return Stage::Done(Arc::new(Outcome::error(kind, 0, message.clone())));
+            return Stage::Done(Arc::new(Outcome::error(kind, 0, message)));
         }
         if result.failures.is_empty() {
             if result.valid_test_cases == 0
@@ -664,7 +668,8 @@ pub extern "C" fn hegel_run_result(
         let state = run.state.lock().unwrap_or_else(|e| e.into_inner());
         let Stage::Done(outcome) = &state.stage else {
             return Err(AbiError::NotComplete(
-                "the run has not finished: call hegel_next_test_case until it hands out NULL".into(),
+                "the run has not finished: call hegel_next_test_case until it hands out NULL"
+                    .into(),
             ));
         };
         let copy = outcome.copy();
@@ -674,7 +679,10 @@ pub extern "C" fn hegel_run_result(
 
 /// Frees a run (an unfinished one is stopped); NULL is a no-op.
 #[unsafe(no_mangle)]
-pub extern "C" fn hegel_run_free(ctx: *mut hegel_context_t, run: *mut hegel_run_t) -> hegel_result_t {
+pub extern "C" fn hegel_run_free(
+    ctx: *mut hegel_context_t,
+    run: *mut hegel_run_t,
+) -> hegel_result_t {
     guard(ctx, || {
         if let Some(run) = handles::free::<Run, _>(run)? {
             let mut state = run.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -745,7 +753,10 @@ pub extern "C" fn hegel_run_result_error(
 ) -> hegel_result_t {
     guard(ctx, || {
         let outcome = outcome(r)?;
-        let view = outcome.error.as_ref().map_or(std::ptr::null(), LentText::view_ptr);
+        let view = outcome
+            .error
+            .as_ref()
+            .map_or(std::ptr::null(), LentText::view_ptr);
         write(out_error, view, "out_error")
     })
 }
@@ -780,7 +791,9 @@ pub extern "C" fn hegel_run_result_failure_count(
     r: *const hegel_run_result_t,
     out_count: *mut usize,
 ) -> hegel_result_t {
-    guard(ctx, || write(out_count, outcome(r)?.failures.len(), "out_count"))
+    guard(ctx, || {
+        write(out_count, outcome(r)?.failures.len(), "out_count")
+    })
 }
 
 /// A copy of one failure.
@@ -800,7 +813,11 @@ pub extern "C" fn hegel_run_result_failure(
                 outcome.failures.len()
             ))
         })?;
-        write(out_failure, handles::insert(Arc::new(failure.copy()))?, "out_failure")
+        write(
+            out_failure,
+            handles::insert(Arc::new(failure.copy()))?,
+            "out_failure",
+        )
     })
 }
 
@@ -810,7 +827,10 @@ fn failure(f: *const hegel_failure_t) -> AbiResult<Arc<FailureRecord>> {
 
 /// Frees a failure; NULL is a no-op.
 #[unsafe(no_mangle)]
-pub extern "C" fn hegel_failure_free(ctx: *mut hegel_context_t, f: *mut hegel_failure_t) -> hegel_result_t {
+pub extern "C" fn hegel_failure_free(
+    ctx: *mut hegel_context_t,
+    f: *mut hegel_failure_t,
+) -> hegel_result_t {
     guard(ctx, || handles::free::<FailureRecord, _>(f).map(drop))
 }
 
@@ -821,7 +841,9 @@ pub extern "C" fn hegel_failure_origin(
     f: *const hegel_failure_t,
     out_origin: *mut hegel_string_t,
 ) -> hegel_result_t {
-    guard(ctx, || write(out_origin, failure(f)?.origin.view(), "out_origin"))
+    guard(ctx, || {
+        write(out_origin, failure(f)?.origin.view(), "out_origin")
+    })
 }
 
 /// The failure's reproduce blob (NULL when none).
@@ -833,7 +855,10 @@ pub extern "C" fn hegel_failure_reproduction_blob(
 ) -> hegel_result_t {
     guard(ctx, || {
         let failure = failure(f)?;
-        let view = failure.blob.as_ref().map_or(std::ptr::null(), LentText::view_ptr);
+        let view = failure
+            .blob
+            .as_ref()
+            .map_or(std::ptr::null(), LentText::view_ptr);
         write(out_blob, view, "out_blob")
     })
 }
@@ -847,7 +872,10 @@ pub extern "C" fn hegel_failure_caveat(
 ) -> hegel_result_t {
     guard(ctx, || {
         let failure = failure(f)?;
-        let view = failure.caveat.as_ref().map_or(std::ptr::null(), LentText::view_ptr);
+        let view = failure
+            .caveat
+            .as_ref()
+            .map_or(std::ptr::null(), LentText::view_ptr);
         write(out_caveat, view, "out_caveat")
     })
 }

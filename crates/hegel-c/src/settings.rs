@@ -127,7 +127,10 @@ const ENVIRONMENT: [(&str, &str); 14] = [
     ("HEGEL_STOP_ON_FIRST_FAILURE", "stop_on_first_failure"),
     ("HEGEL_UNBOUNDED_CHOICES", "unbounded_choices"),
     ("HEGEL_REPORT_MULTIPLE_FAILURES", "report_multiple_failures"),
-    ("HEGEL_NONDETERMINISM_STRICTNESS", "nondeterminism_strictness"),
+    (
+        "HEGEL_NONDETERMINISM_STRICTNESS",
+        "nondeterminism_strictness",
+    ),
     ("HEGEL_VERBOSITY", "verbosity"),
     ("HEGEL_BACKEND", "backend"),
     ("HEGEL_PHASES", "phases"),
@@ -179,7 +182,11 @@ pub fn verbosity_from(v: u32) -> AbiResult<hegel_verbosity_t> {
         1 => HEGEL_VERBOSITY_QUIET,
         2 => HEGEL_VERBOSITY_VERBOSE,
         3 => HEGEL_VERBOSITY_DEBUG,
-        _ => return Err(AbiError::arg(format!("verbosity {v} is not a hegel_verbosity_t (0-3)"))),
+        _ => {
+            return Err(AbiError::arg(format!(
+                "verbosity {v} is not a hegel_verbosity_t (0-3)"
+            )));
+        }
     })
 }
 
@@ -201,7 +208,9 @@ fn backend_from(v: u32) -> AbiResult<hegel_backend_t> {
     match v {
         1 => Ok(hegel_backend_t::HEGEL_BACKEND_DEFAULT),
         2 => Ok(hegel_backend_t::HEGEL_BACKEND_URANDOM),
-        _ => Err(AbiError::arg(format!("backend {v} is not a hegel_backend_t (1 or 2)"))),
+        _ => Err(AbiError::arg(format!(
+            "backend {v} is not a hegel_backend_t (1 or 2)"
+        ))),
     }
 }
 
@@ -234,9 +243,8 @@ impl Settings {
     /// nothing changes and the message names the key and what it accepts.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let bool_value = || {
-            parse_bool(value).ok_or_else(|| {
-                format!("{key} must be true, 1, yes, false, 0 or no, got {value:?}")
-            })
+            parse_bool(value)
+                .ok_or_else(|| format!("{key} must be true, 1, yes, false, 0 or no, got {value:?}"))
         };
         match key {
             "test_cases" => {
@@ -263,7 +271,9 @@ impl Settings {
                 self.database = match value {
                     "disabled" => Database::Disabled,
                     "default" => Database::Default,
-                    "" => return Err("database must be a path, disabled or default, got \"\"".into()),
+                    "" => {
+                        return Err("database must be a path, disabled or default, got \"\"".into());
+                    }
                     path => Database::Path(path.to_string()),
                 }
             }
@@ -339,7 +349,10 @@ impl Settings {
 
     /// Applies the `HEGEL_*` environment variables read through `env` (an
     /// empty one is ignored); the error names the variable.
-    pub fn apply_environment(&mut self, env: impl Fn(&str) -> Option<String>) -> Result<(), String> {
+    pub fn apply_environment(
+        &mut self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<(), String> {
         for (variable, key) in ENVIRONMENT {
             let Some(value) = env(variable).filter(|v| !v.is_empty()) else {
                 continue;
@@ -349,7 +362,8 @@ impl Settings {
                 ("database", "disabled") => "disabled".to_string(),
                 _ => value,
             };
-            self.set(key, &value).map_err(|message| format!("{variable}: {message}"))?;
+            self.set(key, &value)
+                .map_err(|message| format!("{variable}: {message}"))?;
         }
         Ok(())
     }
@@ -410,7 +424,11 @@ fn update(s: *mut hegel_settings_t, change: impl FnOnce(&mut Settings) -> AbiRes
     change(&mut state.settings)
 }
 
-fn read<T>(s: *const hegel_settings_t, out: *mut T, what: impl FnOnce(&Settings) -> T) -> AbiResult {
+fn read<T>(
+    s: *const hegel_settings_t,
+    out: *mut T,
+    what: impl FnOnce(&Settings) -> T,
+) -> AbiResult {
     let handle = handles::get::<SettingsHandle, _>(s)?;
     crate::context::require(out, "out")?;
     let value = what(&handle.lock().settings);
@@ -462,7 +480,12 @@ pub extern "C" fn hegel_settings_set_backend(
     s: *mut hegel_settings_t,
     backend: u32,
 ) -> hegel_result_t {
-    guard(ctx, || update(s, |st| Ok(st.backend = backend_from(backend)?)))
+    guard(ctx, || {
+        update(s, |st| {
+            st.backend = backend_from(backend)?;
+            Ok(())
+        })
+    })
 }
 
 /// Sets the number of valid test cases.
@@ -490,7 +513,12 @@ pub extern "C" fn hegel_settings_set_verbosity(
     s: *mut hegel_settings_t,
     v: u32,
 ) -> hegel_result_t {
-    guard(ctx, || update(s, |st| Ok(st.verbosity = verbosity_from(v)?)))
+    guard(ctx, || {
+        update(s, |st| {
+            st.verbosity = verbosity_from(v)?;
+            Ok(())
+        })
+    })
 }
 
 /// Sets the nondeterminism strictness.
@@ -500,7 +528,12 @@ pub extern "C" fn hegel_settings_set_nondeterminism_strictness(
     s: *mut hegel_settings_t,
     strictness: u32,
 ) -> hegel_result_t {
-    guard(ctx, || update(s, |st| Ok(st.strictness = strictness_from(strictness)?)))
+    guard(ctx, || {
+        update(s, |st| {
+            st.strictness = strictness_from(strictness)?;
+            Ok(())
+        })
+    })
 }
 
 /// Sets or clears the seed.
@@ -511,7 +544,12 @@ pub extern "C" fn hegel_settings_set_seed(
     seed: u64,
     has_seed: bool,
 ) -> hegel_result_t {
-    guard(ctx, || update(s, |st| Ok(st.seed = has_seed.then_some(seed))))
+    guard(ctx, || {
+        update(s, |st| {
+            st.seed = has_seed.then_some(seed);
+            Ok(())
+        })
+    })
 }
 
 macro_rules! bool_setter {
@@ -528,7 +566,11 @@ macro_rules! bool_setter {
     };
 }
 
-bool_setter!(hegel_settings_set_derandomize, derandomize, "Sets derandomization.");
+bool_setter!(
+    hegel_settings_set_derandomize,
+    derandomize,
+    "Sets derandomization."
+);
 bool_setter!(
     hegel_settings_set_report_multiple_failures,
     report_multiple_failures,
@@ -586,7 +628,10 @@ pub extern "C" fn hegel_settings_set_database_key(
     guard(ctx, || {
         // SAFETY: the caller's optional view.
         let key = unsafe { text::optional_text(key, "key")? };
-        update(s, |st| Ok(st.database_key = key.map(str::to_string)))
+        update(s, |st| {
+            st.database_key = key.map(str::to_string);
+            Ok(())
+        })
     })
 }
 
@@ -634,7 +679,10 @@ pub extern "C" fn hegel_settings_set_phases(
                 "phases {phases:#x} has bits outside PHASE_ALL ({PHASE_ALL:#x})"
             )));
         }
-        update(s, |st| Ok(st.phases = phases))
+        update(s, |st| {
+            st.phases = phases;
+            Ok(())
+        })
     })
 }
 
@@ -651,7 +699,10 @@ pub extern "C" fn hegel_settings_set_suppress_health_check(
                 "health checks {checks:#x} has bits outside the four hegel_health_check_t values"
             )));
         }
-        update(s, |st| Ok(st.suppressed = checks))
+        update(s, |st| {
+            st.suppressed = checks;
+            Ok(())
+        })
     })
 }
 
@@ -766,7 +817,11 @@ macro_rules! bool_getter {
     };
 }
 
-bool_getter!(hegel_settings_get_derandomize, derandomize, "Reads derandomization.");
+bool_getter!(
+    hegel_settings_get_derandomize,
+    derandomize,
+    "Reads derandomization."
+);
 bool_getter!(
     hegel_settings_get_report_multiple_failures,
     report_multiple_failures,
@@ -880,7 +935,9 @@ mod tests {
         s.set("suppress_health_check", "all").expect("all");
         assert_eq!(s.suppressed, HC_ALL);
         let before = s.clone();
-        let error = s.set("suppress_health_check", "too_slow,bogus").unwrap_err();
+        let error = s
+            .set("suppress_health_check", "too_slow,bogus")
+            .unwrap_err();
         assert!(error.contains("bogus"), "{error}");
         assert_eq!(s, before);
         assert!(s.set("nope", "1").unwrap_err().contains("unknown setting"));

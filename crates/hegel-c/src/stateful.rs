@@ -109,7 +109,11 @@ pub extern "C" fn hegel_new_pool(
         let tc = handle(tc)?;
         require(out_pool, "out_pool")?;
         tc.draw(|_| Ok(()))?;
-        write(out_pool, handles::insert(Arc::new(Pool::default()))?, "out_pool")
+        write(
+            out_pool,
+            handles::insert(Arc::new(Pool::default()))?,
+            "out_pool",
+        )
     })
 }
 
@@ -207,7 +211,10 @@ pub extern "C" fn hegel_pool_restore(
 
 /// Frees a pool; NULL is a no-op.
 #[unsafe(no_mangle)]
-pub extern "C" fn hegel_pool_free(ctx: *mut hegel_context_t, pool: *mut hegel_pool_t) -> hegel_result_t {
+pub extern "C" fn hegel_pool_free(
+    ctx: *mut hegel_context_t,
+    pool: *mut hegel_pool_t,
+) -> hegel_result_t {
     guard(ctx, || handles::free::<Pool, _>(pool).map(drop))
 }
 
@@ -318,7 +325,10 @@ impl Machine {
         let group = if self.groups.len() == 1 {
             0
         } else {
-            data.draw_integer(IntegerConstraints::bounded(0, self.groups.len() as i128 - 1))? as usize
+            data.draw_integer(IntegerConstraints::bounded(
+                0,
+                self.groups.len() as i128 - 1,
+            ))? as usize
         };
         for w in &mut self.workers {
             w.drawn = 0;
@@ -345,7 +355,9 @@ impl Machine {
         } else {
             let state = &self.workers[w];
             let completed = state.drawn - state.rejected;
-            let p = if state.drawn >= MAX_ROUND_RULES * ATTEMPT_MULTIPLIER || completed >= MAX_ROUND_RULES {
+            let p = if state.drawn >= MAX_ROUND_RULES * ATTEMPT_MULTIPLIER
+                || completed >= MAX_ROUND_RULES
+            {
                 0.0
             } else if state.retrying {
                 1.0
@@ -387,11 +399,16 @@ impl Machine {
             }
         }
         if allowed.is_empty() {
-            return Err(AbiError::Internal("a swarm left a group with no enabled rule".into()));
+            return Err(AbiError::Internal(
+                "a swarm left a group with no enabled rule".into(),
+            ));
         }
         let k = allowed[weighted_index(data, &allowed_weights)?];
         // Record the choice made, so that shrinking sees it as one value.
-        data.force_integer(IntegerConstraints::bounded(0, members.len() as i128 - 1), k as i128)?;
+        data.force_integer(
+            IntegerConstraints::bounded(0, members.len() as i128 - 1),
+            k as i128,
+        )?;
         Ok(members[k])
     }
 
@@ -476,7 +493,10 @@ pub extern "C" fn hegel_new_state_machine(
             // SAFETY: `num_invariants` readable flags, by the caller's contract.
             unsafe { std::slice::from_raw_parts(invariant_always_check, num_invariants) }.to_vec()
         };
-        if let Some(i) = groups_in.iter().position(|g| *g == HEGEL_STATE_MACHINE_DONE) {
+        if let Some(i) = groups_in
+            .iter()
+            .position(|g| *g == HEGEL_STATE_MACHINE_DONE)
+        {
             return Err(AbiError::arg(format!(
                 "rule_groups[{i}] is HEGEL_STATE_MACHINE_DONE, which next_group reserves"
             )));
@@ -493,7 +513,9 @@ pub extern "C" fn hegel_new_state_machine(
             )));
         }
         if step_count < 1 {
-            return Err(AbiError::arg(format!("step_count must be at least 1, got {step_count}")));
+            return Err(AbiError::arg(format!(
+                "step_count must be at least 1, got {step_count}"
+            )));
         }
         let mut group_ids: Vec<i64> = Vec::new();
         let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -509,16 +531,15 @@ pub extern "C" fn hegel_new_state_machine(
             groups[g].push(rule);
         }
         let machine = tc.draw(|data| {
-            let concurrency = if min_concurrency == max_concurrency {
-                max_concurrency
-            } else if data.draw_boolean(P_MAX_CONCURRENCY)? {
-                max_concurrency
-            } else {
-                data.draw_integer(IntegerConstraints::bounded(
-                    i128::from(min_concurrency),
-                    i128::from(max_concurrency),
-                ))? as i64
-            };
+            let concurrency =
+                if min_concurrency == max_concurrency || data.draw_boolean(P_MAX_CONCURRENCY)? {
+                    max_concurrency
+                } else {
+                    data.draw_integer(IntegerConstraints::bounded(
+                        i128::from(min_concurrency),
+                        i128::from(max_concurrency),
+                    ))? as i64
+                };
             let mut workers = Vec::new();
             for _ in 0..concurrency {
                 let raw = data.draw_integer(IntegerConstraints::bounded(0, 254))?;
@@ -606,7 +627,9 @@ pub extern "C" fn hegel_state_machine_rule_rejected(
     state_machine: *mut hegel_state_machine_t,
     worker_index: i64,
 ) -> hegel_result_t {
-    guard(ctx, || with_machine(tc, state_machine, |m, _| m.rule_rejected(worker_index)))
+    guard(ctx, || {
+        with_machine(tc, state_machine, |m, _| m.rule_rejected(worker_index))
+    })
 }
 
 /// Whether to check an invariant at this join point.
@@ -633,7 +656,9 @@ pub extern "C" fn hegel_state_machine_free(
     ctx: *mut hegel_context_t,
     state_machine: *mut hegel_state_machine_t,
 ) -> hegel_result_t {
-    guard(ctx, || handles::free::<StateMachine, _>(state_machine).map(drop))
+    guard(ctx, || {
+        handles::free::<StateMachine, _>(state_machine).map(drop)
+    })
 }
 
 // ------------------------------------------------------------ recursion

@@ -80,9 +80,15 @@ mod tests {
             });
         }
         let report = stats.report();
-        assert!(report.starts_with("Statistics (over 10 test cases):"), "{report}");
+        assert!(
+            report.starts_with("Statistics (over 10 test cases):"),
+            "{report}"
+        );
         assert!(report.contains("* zero: 10.0% of test cases"), "{report}");
-        assert!(report.contains("* n: count 10, min 0, median 4.5, mean 4.50, p90 8, max 9"), "{report}");
+        assert!(
+            report.contains("* n: count 10, min 0, median 4.5, mean 4.50, p90 8, max 9"),
+            "{report}"
+        );
     }
 
     #[test]

@@ -79,7 +79,11 @@ pub extern "C" fn hegel_string_generator_text(
                 } else {
                     Some(text::text_array(categories, categories_len, "categories")?)
                 },
-                text::text_array(exclude_categories, exclude_categories_len, "exclude_categories")?,
+                text::text_array(
+                    exclude_categories,
+                    exclude_categories_len,
+                    "exclude_categories",
+                )?,
                 text::text(include_characters, "include_characters")?,
                 text::text(exclude_characters, "exclude_characters")?,
             )
@@ -92,7 +96,9 @@ pub extern "C" fn hegel_string_generator_text(
         if let Some(max) = max
             && max < min_size
         {
-            return Err(AbiError::arg(format!("max_size {max} is below min_size {min_size}")));
+            return Err(AbiError::arg(format!(
+                "max_size {max} is below min_size {min_size}"
+            )));
         }
         let mut options = Vec::new();
         if let Some(codec) = codec {
@@ -112,8 +118,14 @@ pub extern "C" fn hegel_string_generator_text(
                 "max_codepoint {max_codepoint} is below min_codepoint {min_codepoint}"
             )));
         }
-        options.push((key("min_codepoint"), Value::Integer(i128::from(min_codepoint.min(0x10ffff)))));
-        options.push((key("max_codepoint"), Value::Integer(i128::from(max_codepoint.min(0x10ffff)))));
+        options.push((
+            key("min_codepoint"),
+            Value::Integer(i128::from(min_codepoint.min(0x10ffff))),
+        ));
+        options.push((
+            key("max_codepoint"),
+            Value::Integer(i128::from(max_codepoint.min(0x10ffff))),
+        ));
         if let Some(categories) = categories {
             options.push((
                 key("categories"),
@@ -183,7 +195,10 @@ pub extern "C" fn hegel_string_generator_email(
 ) -> hegel_result_t {
     guard(ctx, || {
         require(out_generator, "out_generator")?;
-        hand_out(build(vec![(key("type"), Value::text("email"))], None)?, out_generator)
+        hand_out(
+            build(vec![(key("type"), Value::text("email"))], None)?,
+            out_generator,
+        )
     })
 }
 
@@ -195,7 +210,10 @@ pub extern "C" fn hegel_string_generator_url(
 ) -> hegel_result_t {
     guard(ctx, || {
         require(out_generator, "out_generator")?;
-        hand_out(build(vec![(key("type"), Value::text("url"))], None)?, out_generator)
+        hand_out(
+            build(vec![(key("type"), Value::text("url"))], None)?,
+            out_generator,
+        )
     })
 }
 
@@ -209,7 +227,9 @@ pub extern "C" fn hegel_string_generator_domain(
     guard(ctx, || {
         require(out_generator, "out_generator")?;
         if !(4..=255).contains(&max_length) {
-            return Err(AbiError::arg(format!("max_length must be in 4..=255, got {max_length}")));
+            return Err(AbiError::arg(format!(
+                "max_length must be in 4..=255, got {max_length}"
+            )));
         }
         let map = vec![
             (key("type"), Value::text("domain")),
@@ -225,7 +245,9 @@ pub extern "C" fn hegel_string_generator_free(
     ctx: *mut hegel_context_t,
     generator: *mut hegel_string_generator_t,
 ) -> hegel_result_t {
-    guard(ctx, || handles::free::<StringGenerator, _>(generator).map(drop))
+    guard(ctx, || {
+        handles::free::<StringGenerator, _>(generator).map(drop)
+    })
 }
 
 /// Draws a string.
@@ -242,7 +264,9 @@ pub extern "C" fn hegel_generate_string(
         require(out_result, "out_result")?;
         let value = tc.draw(|data| Ok(generate(&generator.schema, data)?))?;
         let Value::String(bytes) = value else {
-            return Err(AbiError::Internal("a string schema drew a non-string".into()));
+            return Err(AbiError::Internal(
+                "a string schema drew a non-string".into(),
+            ));
         };
         let drawn = match String::from_utf8(bytes) {
             Ok(s) => s,

@@ -229,7 +229,10 @@ pub fn hand_out_root(family: Arc<Family>) -> AbiResult<*mut hegel_test_case_t> {
 /// Fixes the family document's width, or checks it agrees with the one fixed.
 pub fn configure_width(family: &Family, width: Option<u64>) -> AbiResult {
     let Some(width) = width else { return Ok(()) };
-    let mut configured = family.width_configured.lock().unwrap_or_else(|e| e.into_inner());
+    let mut configured = family
+        .width_configured
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     match *configured {
         Some(existing) if existing != width => Err(AbiError::arg(format!(
             "the test case's document is already laid out at width {existing}, not {width}"
@@ -280,7 +283,11 @@ pub extern "C" fn hegel_test_case_clone(
                 "cannot clone a test case that was already completed".into(),
             ));
         }
-        let region = source.family.document.deferred(source.region).unwrap_or(Target::Dead);
+        let region = source
+            .family
+            .document
+            .deferred(source.region)
+            .unwrap_or(Target::Dead);
         static STREAMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let clone = TestCaseHandle::new(
             Arc::clone(&source.family),
@@ -288,7 +295,11 @@ pub extern "C" fn hegel_test_case_clone(
             source.worker.load(Ordering::Acquire),
             STREAMS.fetch_add(1, Ordering::Relaxed),
         );
-        write(out_test_case, handles::insert(Arc::new(clone))?, "out_test_case")
+        write(
+            out_test_case,
+            handles::insert(Arc::new(clone))?,
+            "out_test_case",
+        )
     })
 }
 
@@ -316,7 +327,11 @@ pub extern "C" fn hegel_test_case_block(
             source.worker.load(Ordering::Acquire),
             source.stream,
         );
-        write(out_test_case, handles::insert(Arc::new(block))?, "out_test_case")
+        write(
+            out_test_case,
+            handles::insert(Arc::new(block))?,
+            "out_test_case",
+        )
     })
 }
 
@@ -444,13 +459,17 @@ pub extern "C" fn hegel_target(
         // SAFETY: the caller's view.
         let label = unsafe { text::text(label, "label")? };
         if !value.is_finite() {
-            return Err(AbiError::arg(format!("hegel_target needs a finite value, got {value}")));
+            return Err(AbiError::arg(format!(
+                "hegel_target needs a finite value, got {value}"
+            )));
         }
         let tc = handle(tc)?;
         let _busy = tc.claim()?;
         let mut state = tc.family.lock();
         if tc.family.is_completed() {
-            return Err(AbiError::AlreadyComplete("the test case was already completed".into()));
+            return Err(AbiError::AlreadyComplete(
+                "the test case was already completed".into(),
+            ));
         }
         if state.target_labels.iter().any(|l| l == label) {
             return Err(AbiError::arg(format!(
@@ -458,7 +477,10 @@ pub extern "C" fn hegel_target(
             )));
         }
         state.target_labels.push(label.to_string());
-        state.data.target_observations.push((label.to_string(), value));
+        state
+            .data
+            .target_observations
+            .push((label.to_string(), value));
         Ok(())
     })
 }
@@ -467,7 +489,9 @@ fn observe(tc: *mut hegel_test_case_t, record: impl FnOnce(&mut Observations)) -
     let tc = handle(tc)?;
     let mut state = tc.family.lock();
     if tc.family.is_completed() {
-        return Err(AbiError::AlreadyComplete("the test case was already completed".into()));
+        return Err(AbiError::AlreadyComplete(
+            "the test case was already completed".into(),
+        ));
     }
     record(&mut state.observations);
     Ok(())
@@ -503,7 +527,9 @@ pub extern "C" fn hegel_event_value(
         // SAFETY: the caller's view.
         let label = unsafe { text::text(label, "label")? };
         if !value.is_finite() {
-            return Err(AbiError::arg(format!("hegel_event_value needs a finite value, got {value}")));
+            return Err(AbiError::arg(format!(
+                "hegel_event_value needs a finite value, got {value}"
+            )));
         }
         observe(tc, |o| o.values.push((label.to_string(), value)))
     })

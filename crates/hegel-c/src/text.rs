@@ -22,10 +22,16 @@ pub unsafe fn bytes<'a>(s: hegel_string_t, what: &str) -> AbiResult<&'a [u8]> {
         return Ok(&[]);
     }
     if s.data.is_null() {
-        return Err(AbiError::arg(format!("{what}: NULL data with length {}", s.len)));
+        return Err(AbiError::arg(format!(
+            "{what}: NULL data with length {}",
+            s.len
+        )));
     }
     if s.len > isize::MAX as usize {
-        return Err(AbiError::arg(format!("{what}: length {} is above PTRDIFF_MAX", s.len)));
+        return Err(AbiError::arg(format!(
+            "{what}: length {} is above PTRDIFF_MAX",
+            s.len
+        )));
     }
     // SAFETY: non-null, length in range; readability is the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts(s.data.cast::<u8>(), s.len) })
@@ -45,7 +51,10 @@ pub unsafe fn text<'a>(s: hegel_string_t, what: &str) -> AbiResult<&'a str> {
 ///
 /// # Safety
 /// `s` is NULL or points to a view satisfying [`bytes`]'s contract.
-pub unsafe fn optional_text<'a>(s: *const hegel_string_t, what: &str) -> AbiResult<Option<&'a str>> {
+pub unsafe fn optional_text<'a>(
+    s: *const hegel_string_t,
+    what: &str,
+) -> AbiResult<Option<&'a str>> {
     if s.is_null() {
         return Ok(None);
     }
@@ -67,7 +76,9 @@ pub unsafe fn text_array<'a>(
         return Ok(Vec::new());
     }
     if items.is_null() {
-        return Err(AbiError::arg(format!("{what}: NULL array with length {len}")));
+        return Err(AbiError::arg(format!(
+            "{what}: NULL array with length {len}"
+        )));
     }
     // SAFETY: the caller's contract.
     let views = unsafe { std::slice::from_raw_parts(items, len) };

@@ -9,21 +9,42 @@ use hegel_c::generate::hegel_generate_integer;
 use hegel_c::grammar::*;
 use std::ptr;
 
-fn compile(ctx: *mut hegel_c::context::hegel_context_t, text: &str, explicit: &[&str]) -> *mut hegel_grammar_t {
+fn compile(
+    ctx: *mut hegel_c::context::hegel_context_t,
+    text: &str,
+    explicit: &[&str],
+) -> *mut hegel_grammar_t {
     let mut builder = ptr::null_mut();
     ok(hegel_grammar_builder_new(ctx, view(text), &mut builder));
     let mut index = 0;
     loop {
         let mut path = view("");
-        if hegel_grammar_builder_file(ctx, builder, index, &mut path) == hegel_result_t::HEGEL_E_NOT_FOUND {
+        if hegel_grammar_builder_file(ctx, builder, index, &mut path)
+            == hegel_result_t::HEGEL_E_NOT_FOUND
+        {
             break;
         }
-        ok(hegel_grammar_builder_provide(ctx, builder, index, ptr::null()));
+        ok(hegel_grammar_builder_provide(
+            ctx,
+            builder,
+            index,
+            ptr::null(),
+        ));
         index += 1;
     }
     let names: Vec<hegel_string_t> = explicit.iter().map(|n| view(n)).collect();
     let mut grammar = ptr::null_mut();
-    ok(hegel_grammar_new(ctx, builder, ptr::null(), 0, 0, ptr::null(), names.as_ptr(), names.len(), &mut grammar));
+    ok(hegel_grammar_new(
+        ctx,
+        builder,
+        ptr::null(),
+        0,
+        0,
+        ptr::null(),
+        names.as_ptr(),
+        names.len(),
+        &mut grammar,
+    ));
     ok(hegel_grammar_builder_free(ctx, builder));
     grammar
 }
@@ -41,7 +62,9 @@ fn explicit_values_shrink_with_the_grammar() {
             match hegel_grammar_draw_next(ctx, tc, draw, &mut terminal) {
                 hegel_result_t::HEGEL_OK => {
                     let mut v = 0;
-                    if let Some(o) = stopped(hegel_generate_integer(ctx, tc, 0, u32::MAX as i64, &mut v)) {
+                    if let Some(o) =
+                        stopped(hegel_generate_integer(ctx, tc, 0, u32::MAX as i64, &mut v))
+                    {
                         break Err(o);
                     }
                     let value = v.to_string();

@@ -52,7 +52,10 @@ pub fn import_file(from: &str, import: &syntax::Import) -> Result<String, String
     let mut base: Vec<&str> = if import.dots == 0 {
         Vec::new()
     } else {
-        directory(from).split('/').filter(|p| !p.is_empty()).collect()
+        directory(from)
+            .split('/')
+            .filter(|p| !p.is_empty())
+            .collect()
     };
     for _ in 1..import.dots.max(1) {
         if base.pop().is_none() {
@@ -74,7 +77,8 @@ pub fn import_file(from: &str, import: &syntax::Import) -> Result<String, String
 impl Builder {
     /// A builder for the root grammar `text`.
     pub fn new(text: &str) -> Result<Builder, String> {
-        let statements = syntax::parse(text).map_err(|e| format!("the grammar does not parse: {e}"))?;
+        let statements =
+            syntax::parse(text).map_err(|e| format!("the grammar does not parse: {e}"))?;
         let mut builder = Builder {
             files: vec![GrammarFile {
                 path: String::new(),
@@ -90,7 +94,9 @@ impl Builder {
     fn add_imports(&mut self, from: usize, statements: &[Statement]) -> Result<(), String> {
         let from_path = self.files[from].path.clone();
         for statement in statements {
-            let Statement::Import(import) = statement else { continue };
+            let Statement::Import(import) = statement else {
+                continue;
+            };
             let path = import_file(&from_path, import)?;
             match self.files.iter_mut().find(|f| f.path == path) {
                 Some(file) => file.relatively_imported |= import.dots > 0,
@@ -131,7 +137,12 @@ impl Builder {
                 ));
             }
             None => super::bundled::grammar(&file.path)
-                .ok_or_else(|| format!("{} was not provided and no bundled grammar has that path", file.path))?
+                .ok_or_else(|| {
+                    format!(
+                        "{} was not provided and no bundled grammar has that path",
+                        file.path
+                    )
+                })?
                 .to_string(),
         };
         let statements = syntax::parse(&text).map_err(|e| format!("{}: {e}", file.path))?;
@@ -258,7 +269,10 @@ impl Compiler<'_> {
     }
 
     fn statements(&self, file: usize) -> &[Statement] {
-        self.builder.files[file].statements.as_deref().unwrap_or(&[])
+        self.builder.files[file]
+            .statements
+            .as_deref()
+            .unwrap_or(&[])
     }
 
     /// The definition of `name` in `file`, with `%extend`s folded in.
@@ -267,7 +281,9 @@ impl Compiler<'_> {
         for statement in self.statements(file) {
             match statement {
                 Statement::Override(d) if d.name == name => found = Some(d.clone()),
-                Statement::Define(d) if d.name == name && found.is_none() => found = Some(d.clone()),
+                Statement::Define(d) if d.name == name && found.is_none() => {
+                    found = Some(d.clone())
+                }
                 _ => {}
             }
         }
@@ -282,10 +298,11 @@ impl Compiler<'_> {
         if let Some(definition) = &mut found
             && !extensions.is_empty()
         {
-            let mut alternatives = match std::mem::replace(&mut definition.body, Expr::Seq(Vec::new())) {
-                Expr::Alt(a) => a,
-                other => vec![other],
-            };
+            let mut alternatives =
+                match std::mem::replace(&mut definition.body, Expr::Seq(Vec::new())) {
+                    Expr::Alt(a) => a,
+                    other => vec![other],
+                };
             alternatives.extend(extensions);
             definition.body = Expr::Alt(alternatives);
         }
@@ -302,7 +319,9 @@ impl Compiler<'_> {
     fn imported(&self, file: usize, name: &str) -> Result<Option<(usize, String)>, String> {
         let from = self.builder.files[file].path.clone();
         for statement in self.statements(file) {
-            let Statement::Import(import) = statement else { continue };
+            let Statement::Import(import) = statement else {
+                continue;
+            };
             if let Some((original, _)) = import.names.iter().find(|(_, alias)| alias == name) {
                 let path = import_file(&from, import)?;
                 let index = self
@@ -322,7 +341,9 @@ impl Compiler<'_> {
         if let Some(&s) = self.resolved.get(&(file, name.to_string())) {
             return Ok(s);
         }
-        let symbol = if file == 0 && let Some(i) = self.options.explicit.iter().position(|e| e == name) {
+        let symbol = if file == 0
+            && let Some(i) = self.options.explicit.iter().position(|e| e == name)
+        {
             let mut body = Node::new(Kind::Marker(i));
             body.min_len = 0;
             body.min_depth = 0;
@@ -332,9 +353,14 @@ impl Compiler<'_> {
                 return Err(format!("the template {name} is used without arguments"));
             }
             let display = self.display(file, name);
-            let symbol = self.add(&display, definition.is_terminal(), Node::new(Kind::Seq(Vec::new())));
+            let symbol = self.add(
+                &display,
+                definition.is_terminal(),
+                Node::new(Kind::Seq(Vec::new())),
+            );
             self.resolved.insert((file, name.to_string()), symbol);
-            self.pending.push((symbol, file, definition, HashMap::new()));
+            self.pending
+                .push((symbol, file, definition, HashMap::new()));
             return Ok(symbol);
         } else if let Some((from, original)) = self.imported(file, name)? {
             self.resolve(from, &original)?
@@ -348,7 +374,9 @@ impl Compiler<'_> {
                 "" => String::new(),
                 path => format!(" in {path}"),
             };
-            return Err(format!("the symbol {name} is used{place} but never defined"));
+            return Err(format!(
+                "the symbol {name} is used{place} but never defined"
+            ));
         };
         self.resolved.insert((file, name.to_string()), symbol);
         Ok(symbol)
@@ -357,7 +385,10 @@ impl Compiler<'_> {
     fn display(&self, file: usize, name: &str) -> String {
         match self.builder.files[file].path.as_str() {
             "" => name.to_string(),
-            path => format!("{}.{name}", path.trim_end_matches(".lark").replace('/', ".")),
+            path => format!(
+                "{}.{name}",
+                path.trim_end_matches(".lark").replace('/', ".")
+            ),
         }
     }
 
@@ -393,21 +424,32 @@ impl Compiler<'_> {
         if let Some(&s) = self.instances.get(&key) {
             return Ok(s);
         }
-        let symbol = self.add(&format!("{name}{{...}}"), definition.is_terminal(), Node::new(Kind::Seq(Vec::new())));
+        let symbol = self.add(
+            &format!("{name}{{...}}"),
+            definition.is_terminal(),
+            Node::new(Kind::Seq(Vec::new())),
+        );
         self.instances.insert(key, symbol);
         let bindings = definition.params.iter().cloned().zip(args).collect();
         self.pending.push((symbol, def_file, definition, bindings));
         Ok(symbol)
     }
 
-    fn compile(&mut self, file: usize, expr: &Expr, bindings: &HashMap<String, Node>) -> Result<Node, String> {
+    fn compile(
+        &mut self,
+        file: usize,
+        expr: &Expr,
+        bindings: &HashMap<String, Node>,
+    ) -> Result<Node, String> {
         Ok(Node::new(match expr {
             Expr::Literal { text, .. } => {
                 if let Some(alphabet) = &self.options.alphabet
                     && text.chars().any(|c| !alphabet.contains(c as u32))
                 {
                     // A literal the alphabet cannot spell is never drawn.
-                    return Ok(Node::new(Kind::Chars(Arc::new(CharSet::from_intervals(Vec::new())))));
+                    return Ok(Node::new(Kind::Chars(Arc::new(CharSet::from_intervals(
+                        Vec::new(),
+                    )))));
                 }
                 Kind::Text(text.clone())
             }
@@ -419,10 +461,13 @@ impl Compiler<'_> {
                 };
                 match RegexSchema::parse(&pattern, true, self.options.alphabet.clone()) {
                     Ok(schema) => Kind::Pattern(Arc::new(schema)),
-                    Err(e) if self.options.alphabet.is_some() && e.to_string().contains("alphabet") => {
-                        return Ok(Node::new(Kind::Seq(vec![Node::new(Kind::Chars(Arc::new(
-                            CharSet::from_intervals(Vec::new()),
-                        )))])));
+                    Err(e)
+                        if self.options.alphabet.is_some()
+                            && e.to_string().contains("alphabet") =>
+                    {
+                        return Ok(Node::new(Kind::Seq(vec![Node::new(Kind::Chars(
+                            Arc::new(CharSet::from_intervals(Vec::new())),
+                        ))])));
                     }
                     Err(e) => return Err(format!("the pattern /{regex}/: {e}")),
                 }
@@ -580,13 +625,17 @@ pub fn compile(builder: &Builder, options: &Options<'_>) -> Result<Grammar, Stri
     };
     for name in options.explicit {
         if !is_terminal_name(name) {
-            return Err(format!("the explicit terminal {name:?} is not a terminal name (upper case)"));
+            return Err(format!(
+                "the explicit terminal {name:?} is not a terminal name (upper case)"
+            ));
         }
         let known = compiler.definition(0, name).is_some()
             || compiler.declared(0, name)
             || compiler.imported(0, name)?.is_some();
         if !known {
-            return Err(format!("the explicit terminal {name} is not a terminal of the grammar"));
+            return Err(format!(
+                "the explicit terminal {name} is not a terminal of the grammar"
+            ));
         }
     }
     let start = compiler.resolve(0, options.start).map_err(|e| {
@@ -635,7 +684,11 @@ pub fn compile(builder: &Builder, options: &Options<'_>) -> Result<Grammar, Stri
         return Err(format!(
             "the start rule {} can never produce a finite string{}",
             options.start,
-            if options.alphabet.is_some() { " from the alphabet" } else { "" }
+            if options.alphabet.is_some() {
+                " from the alphabet"
+            } else {
+                ""
+            }
         ));
     }
     let min_len = body.min_len;
@@ -680,7 +733,8 @@ mod tests {
 
     #[test]
     fn imports_are_asked_for_and_resolved() {
-        let mut builder = Builder::new("start: INT (\",\" INT)*\n%import common.INT\n").expect("parses");
+        let mut builder =
+            Builder::new("start: INT (\",\" INT)*\n%import common.INT\n").expect("parses");
         assert_eq!(builder.files.len(), 2);
         assert_eq!(builder.files[1].path, "common.lark");
         assert!(compile(&builder, &options("start", &[])).is_err());
@@ -702,7 +756,10 @@ mod tests {
             module: vec!["a".into(), "b".into()],
             names: vec![],
         };
-        assert_eq!(import_file("x/y.lark", &absolute).expect("path"), "a/b.lark");
+        assert_eq!(
+            import_file("x/y.lark", &absolute).expect("path"),
+            "a/b.lark"
+        );
     }
 
     #[test]
@@ -711,9 +768,17 @@ mod tests {
         let error = compile(&builder, &options("start", &[])).unwrap_err();
         assert!(error.contains("never produce a finite string"), "{error}");
         let builder = Builder::new("start: nope\n").expect("parses");
-        assert!(compile(&builder, &options("start", &[])).unwrap_err().contains("never defined"));
+        assert!(
+            compile(&builder, &options("start", &[]))
+                .unwrap_err()
+                .contains("never defined")
+        );
         let builder = Builder::new("start: NUM\n%declare NUM\n").expect("parses");
-        assert!(compile(&builder, &options("start", &[])).unwrap_err().contains("%declare"));
+        assert!(
+            compile(&builder, &options("start", &[]))
+                .unwrap_err()
+                .contains("%declare")
+        );
         let explicit = vec!["NUM".to_string()];
         assert!(compile(&builder, &options("start", &explicit)).is_ok());
     }

@@ -108,11 +108,18 @@ pub extern "C" fn hegel_grammar_builder_new(
         let grammar = unsafe { text::text(text_, "text")? };
         require(out_builder, "out_builder")?;
         let builder = Builder::new(grammar).map_err(AbiError::InvalidArg)?;
-        let paths = builder.files[1..].iter().map(|f| LentText::new(f.path.as_str())).collect();
+        let paths = builder.files[1..]
+            .iter()
+            .map(|f| LentText::new(f.path.as_str()))
+            .collect();
         let handle = BuilderHandle {
             state: Mutex::new(BuilderState { builder, paths }),
         };
-        write(out_builder, handles::insert(Arc::new(handle))?, "out_builder")
+        write(
+            out_builder,
+            handles::insert(Arc::new(handle))?,
+            "out_builder",
+        )
     })
 }
 
@@ -151,7 +158,10 @@ pub extern "C" fn hegel_grammar_builder_provide(
         // SAFETY: the caller's optional view.
         let file = unsafe { text::optional_text(text_, "text")? };
         let mut state = lock(&builder.state);
-        state.builder.provide(index, file).map_err(AbiError::InvalidArg)?;
+        state
+            .builder
+            .provide(index, file)
+            .map_err(AbiError::InvalidArg)?;
         let known = state.paths.len();
         let new: Vec<LentText> = state.builder.files[1 + known..]
             .iter()
@@ -194,13 +204,25 @@ pub extern "C" fn hegel_grammar_new(
                 text::text_array(explicit_names, explicit_len, "explicit_names")?,
             )
         };
-        let max_size = if max_size == 0 { DEFAULT_MAX_SIZE } else { max_size };
+        let max_size = if max_size == 0 {
+            DEFAULT_MAX_SIZE
+        } else {
+            max_size
+        };
         if max_size > MAX_MAX_SIZE {
-            return Err(AbiError::arg(format!("max_size {max_size} is above {MAX_MAX_SIZE}")));
+            return Err(AbiError::arg(format!(
+                "max_size {max_size} is above {MAX_MAX_SIZE}"
+            )));
         }
-        let max_depth = if max_depth == 0 { DEFAULT_MAX_DEPTH } else { max_depth };
+        let max_depth = if max_depth == 0 {
+            DEFAULT_MAX_DEPTH
+        } else {
+            max_depth
+        };
         if max_depth > MAX_MAX_DEPTH {
-            return Err(AbiError::arg(format!("max_depth {max_depth} is above {MAX_MAX_DEPTH}")));
+            return Err(AbiError::arg(format!(
+                "max_depth {max_depth} is above {MAX_MAX_DEPTH}"
+            )));
         }
         let alphabet = match alphabet_of(alphabet)? {
             Some(options) => Some(Arc::new(
@@ -210,8 +232,13 @@ pub extern "C" fn hegel_grammar_new(
             None => None,
         };
         let explicit: Vec<String> = explicit.iter().map(|s| s.to_string()).collect();
-        if let Some(twice) = explicit.iter().find(|n| explicit.iter().filter(|m| m == n).count() > 1) {
-            return Err(AbiError::arg(format!("explicit terminal '{twice}' is named twice")));
+        if let Some(twice) = explicit
+            .iter()
+            .find(|n| explicit.iter().filter(|m| m == n).count() > 1)
+        {
+            return Err(AbiError::arg(format!(
+                "explicit terminal '{twice}' is named twice"
+            )));
         }
         let state = lock(&builder.state);
         let grammar = compile::compile(
@@ -225,12 +252,20 @@ pub extern "C" fn hegel_grammar_new(
             },
         )
         .map_err(AbiError::InvalidArg)?;
-        let markers = grammar.markers.iter().map(|m| LentText::new(m.as_str())).collect();
+        let markers = grammar
+            .markers
+            .iter()
+            .map(|m| LentText::new(m.as_str()))
+            .collect();
         let handle = GrammarHandle {
             grammar: Arc::new(grammar),
             markers,
         };
-        write(out_grammar, handles::insert(Arc::new(handle))?, "out_grammar")
+        write(
+            out_grammar,
+            handles::insert(Arc::new(handle))?,
+            "out_grammar",
+        )
     })
 }
 
@@ -261,7 +296,9 @@ pub extern "C" fn hegel_grammar_placeholder(
             .explicit
             .iter()
             .position(|n| n == name)
-            .ok_or_else(|| AbiError::arg(format!("{name} is not an explicit terminal of the grammar")))?;
+            .ok_or_else(|| {
+                AbiError::arg(format!("{name} is not an explicit terminal of the grammar"))
+            })?;
         write(out_marker, grammar.markers[index].view(), "out_marker")
     })
 }
@@ -375,7 +412,8 @@ impl DrawState {
                 return Ok(*next);
             }
             let pieces = self.pieces.as_deref().unwrap_or_default();
-            let total = text_len(pieces) + self.values.iter().map(|v| v.chars().count()).sum::<usize>();
+            let total =
+                text_len(pieces) + self.values.iter().map(|v| v.chars().count()).sum::<usize>();
             if total <= self.max_size {
                 let mut values = self.values.iter();
                 let result: String = pieces
@@ -441,7 +479,9 @@ pub extern "C" fn hegel_grammar_draw_next(
             Some(_) => {}
         }
         if state.awaiting.is_some() {
-            return Err(AbiError::arg("a value is still due: supply it with hegel_grammar_draw_provide"));
+            return Err(AbiError::arg(
+                "a value is still due: supply it with hegel_grammar_draw_provide",
+            ));
         }
         if state.result.is_some() {
             return Err(AbiError::NotFound("the string is complete".into()));
@@ -464,7 +504,9 @@ pub extern "C" fn hegel_grammar_draw_provide(
         let value = unsafe { text::text(value, "value")? };
         let mut state = try_lock(&draw.state, "grammar draw")?;
         if state.awaiting.take().is_none() {
-            return Err(AbiError::arg("no value is due: call hegel_grammar_draw_next first"));
+            return Err(AbiError::arg(
+                "no value is due: call hegel_grammar_draw_next first",
+            ));
         }
         state.values.push(value.to_string());
         Ok(())

@@ -414,7 +414,9 @@ impl Parser {
             loop {
                 match self.next() {
                     Token::Name(p) => params.push(p),
-                    other => return Err(self.error(format!("expected a parameter, found {other:?}"))),
+                    other => {
+                        return Err(self.error(format!("expected a parameter, found {other:?}")));
+                    }
                 }
                 if !self.eat(",") {
                     break;
@@ -472,7 +474,9 @@ impl Parser {
         loop {
             match self.next() {
                 Token::Name(n) => parts.push(n),
-                other => return Err(self.error(format!("expected an import path, found {other:?}"))),
+                other => {
+                    return Err(self.error(format!("expected an import path, found {other:?}")));
+                }
             }
             if !self.eat(".") {
                 break;
@@ -701,8 +705,12 @@ mod tests {
         )
         .expect("parses");
         assert_eq!(statements.len(), 6);
-        assert!(matches!(&statements[1], Statement::Import(i) if i.module == ["common"] && i.names[0].0 == "INT"));
-        let Statement::Define(value) = &statements[2] else { panic!() };
+        assert!(
+            matches!(&statements[1], Statement::Import(i) if i.module == ["common"] && i.names[0].0 == "INT")
+        );
+        let Statement::Define(value) = &statements[2] else {
+            panic!()
+        };
         assert_eq!(value.name, "value");
         assert!(matches!(&value.body, Expr::Alt(a) if a.len() == 3));
         assert!(matches!(&statements[5], Statement::Declare(n) if n == &["NUM".to_string()]));
@@ -710,8 +718,11 @@ mod tests {
 
     #[test]
     fn templates_and_errors() {
-        let statements = parse("_sep{x, sep}: x (sep x)*\nstart: _sep{\"a\", \",\"}\n").expect("parses");
-        let Statement::Define(sep) = &statements[0] else { panic!() };
+        let statements =
+            parse("_sep{x, sep}: x (sep x)*\nstart: _sep{\"a\", \",\"}\n").expect("parses");
+        let Statement::Define(sep) = &statements[0] else {
+            panic!()
+        };
         assert_eq!(sep.params, vec!["x".to_string(), "sep".to_string()]);
         let error = parse("start: \"a\nb: c\n").unwrap_err();
         assert_eq!(error.line, 1);

@@ -52,7 +52,10 @@ struct Walk<'a> {
 pub fn draw(grammar: &Grammar, data: &mut TestData, cap: usize) -> Result<Vec<Piece>, StopTest> {
     let start = &grammar.symbols[grammar.start];
     let cap = cap.clamp(grammar.min_len, grammar.max_size);
-    let target = data.draw_integer(IntegerConstraints::bounded(grammar.min_len as i128, cap as i128))? as usize;
+    let target = data.draw_integer(IntegerConstraints::bounded(
+        grammar.min_len as i128,
+        cap as i128,
+    ))? as usize;
     let mut walk = Walk {
         grammar,
         data,
@@ -62,7 +65,13 @@ pub fn draw(grammar: &Grammar, data: &mut TestData, cap: usize) -> Result<Vec<Pi
         after_token: false,
         after_marker: false,
     };
-    walk.symbol_body(&start.body, start.terminal, cap, grammar.max_depth.saturating_sub(1), false)?;
+    walk.symbol_body(
+        &start.body,
+        start.terminal,
+        cap,
+        grammar.max_depth.saturating_sub(1),
+        false,
+    )?;
     Ok(walk.pieces)
 }
 
@@ -112,7 +121,14 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn symbol_body(&mut self, body: &Node, terminal: bool, limit: usize, depth: usize, in_token: bool) -> Result<(), StopTest> {
+    fn symbol_body(
+        &mut self,
+        body: &Node,
+        terminal: bool,
+        limit: usize,
+        depth: usize,
+        in_token: bool,
+    ) -> Result<(), StopTest> {
         if terminal && !in_token {
             let mut limit = limit;
             if !matches!(body.kind, Kind::Marker(_)) {
@@ -125,7 +141,13 @@ impl Walk<'_> {
     }
 
     /// Draws `node` in at most `limit` characters and `depth` nested rules.
-    fn node(&mut self, node: &Node, limit: usize, depth: usize, in_token: bool) -> Result<(), StopTest> {
+    fn node(
+        &mut self,
+        node: &Node,
+        limit: usize,
+        depth: usize,
+        in_token: bool,
+    ) -> Result<(), StopTest> {
         match &node.kind {
             Kind::Text(text) => {
                 let mut limit = limit;
@@ -141,7 +163,10 @@ impl Walk<'_> {
                     self.boundary(&mut limit, false)?;
                 }
                 let last = set.len().saturating_sub(1);
-                let i = self.data.draw_integer(IntegerConstraints::bounded(0, i128::from(last)))? as u64;
+                let i = self
+                    .data
+                    .draw_integer(IntegerConstraints::bounded(0, i128::from(last)))?
+                    as u64;
                 let c = set
                     .char_at_shrink_index(i)
                     .or_else(|| set.char_at(i))
@@ -184,11 +209,18 @@ impl Walk<'_> {
             Kind::Symbol(s) => {
                 let grammar = self.grammar;
                 let symbol = &grammar.symbols[*s];
-                let depth = if symbol.terminal { depth } else { depth.saturating_sub(1) };
+                let depth = if symbol.terminal {
+                    depth
+                } else {
+                    depth.saturating_sub(1)
+                };
                 self.symbol_body(&symbol.body, symbol.terminal, limit, depth, in_token)
             }
             Kind::Seq(items) => {
-                let mut rest: usize = items.iter().map(|i| i.min_len).fold(0, usize::saturating_add);
+                let mut rest: usize = items
+                    .iter()
+                    .map(|i| i.min_len)
+                    .fold(0, usize::saturating_add);
                 let start = self.len;
                 for item in items {
                     rest = rest.saturating_sub(item.min_len);
@@ -199,7 +231,10 @@ impl Walk<'_> {
                 Ok(())
             }
             Kind::Alt(items) => {
-                let mut candidates: Vec<&Node> = items.iter().filter(|i| self.fits(i, limit, depth)).collect();
+                let mut candidates: Vec<&Node> = items
+                    .iter()
+                    .filter(|i| self.fits(i, limit, depth))
+                    .collect();
                 if candidates.is_empty() {
                     return Err(self.data.reject());
                 }
@@ -207,9 +242,10 @@ impl Walk<'_> {
                 let k = if candidates.len() == 1 {
                     0
                 } else {
-                    self.data
-                        .draw_integer(IntegerConstraints::bounded(0, candidates.len() as i128 - 1))?
-                        as usize
+                    self.data.draw_integer(IntegerConstraints::bounded(
+                        0,
+                        candidates.len() as i128 - 1,
+                    ))? as usize
                 };
                 let chosen = candidates[k];
                 self.node(chosen, limit, depth, in_token)
@@ -247,10 +283,15 @@ impl Walk<'_> {
                         return Ok(());
                     }
                     let element_start = self.data.nodes.len();
-                    let room = limit.saturating_sub(self.len - start).saturating_sub(still_needed);
+                    let room = limit
+                        .saturating_sub(self.len - start)
+                        .saturating_sub(still_needed);
                     self.node(item, room, depth, in_token)?;
-                    self.data
-                        .record_span(labels::COLLECTION_ELEMENT, element_start.saturating_sub(1), self.data.nodes.len());
+                    self.data.record_span(
+                        labels::COLLECTION_ELEMENT,
+                        element_start.saturating_sub(1),
+                        self.data.nodes.len(),
+                    );
                     count += 1;
                 }
             }
@@ -308,7 +349,9 @@ mod tests {
 
     fn sample(g: &Grammar, seed: u64) -> Option<String> {
         let mut data = TestData::generating(Vec::new(), Source::from_seed(seed), 1 << 20);
-        draw(g, &mut data, g.max_size).ok().map(|p| with_markers(g, &p))
+        draw(g, &mut data, g.max_size)
+            .ok()
+            .map(|p| with_markers(g, &p))
     }
 
     #[test]
@@ -318,7 +361,11 @@ mod tests {
         for seed in 0..200 {
             let Some(s) = sample(&g, seed) else { continue };
             assert!(s.len() <= 50, "{s}");
-            assert!(s.split(',').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())), "{s:?}");
+            assert!(
+                s.split(',')
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
+                "{s:?}"
+            );
             long |= s.len() > 30;
         }
         assert!(long, "the target should make some strings long");
@@ -335,6 +382,10 @@ mod tests {
     #[test]
     fn ignorables_appear_between_tokens() {
         let g = grammar("start: \"a\" \"b\"\n%import common.WS\n%ignore WS\n", 100);
-        assert!((0..300).filter_map(|seed| sample(&g, seed)).any(|s| s.contains(' ')));
+        assert!(
+            (0..300)
+                .filter_map(|seed| sample(&g, seed))
+                .any(|s| s.contains(' '))
+        );
     }
 }

@@ -124,7 +124,11 @@ pub extern "C" fn hegel_printer_options_new(
         let options = PrinterOptions {
             max_width: Mutex::new(None),
         };
-        write(out_options, handles::insert(Arc::new(options))?, "out_options")
+        write(
+            out_options,
+            handles::insert(Arc::new(options))?,
+            "out_options",
+        )
     })
 }
 
@@ -134,7 +138,9 @@ pub extern "C" fn hegel_printer_options_free(
     ctx: *mut hegel_context_t,
     options: *mut hegel_printer_options_t,
 ) -> hegel_result_t {
-    guard(ctx, || handles::free::<PrinterOptions, _>(options).map(drop))
+    guard(ctx, || {
+        handles::free::<PrinterOptions, _>(options).map(drop)
+    })
 }
 
 /// Sets the width documents are laid out at.
@@ -321,7 +327,9 @@ pub extern "C" fn hegel_printer_shift_indent(
         let p = printer(p)?;
         let delta = isize::try_from(delta).map_err(|_| AbiError::arg("delta is out of range"))?;
         let _claim = p.claim()?;
-        p.document.record(p.target, Op::Shift(delta)).map_err(to_abi)
+        p.document
+            .record(p.target, Op::Shift(delta))
+            .map_err(to_abi)
     })
 }
 
@@ -333,7 +341,11 @@ pub extern "C" fn hegel_reflow_options_new(
 ) -> hegel_result_t {
     guard(ctx, || {
         require(out_options, "out_options")?;
-        write(out_options, handles::insert(Arc::new(ReflowOptions))?, "out_options")
+        write(
+            out_options,
+            handles::insert(Arc::new(ReflowOptions))?,
+            "out_options",
+        )
     })
 }
 
@@ -453,7 +465,9 @@ pub extern "C" fn hegel_printer_resolve(
     guard(ctx, || {
         let p = printer(p)?;
         require_root(&p, "hegel_printer_resolve")?;
-        p.document.resolve().map_err(|e| AbiError::arg(e.to_string()))
+        p.document
+            .resolve()
+            .map_err(|e| AbiError::arg(e.to_string()))
     })
 }
 
@@ -482,7 +496,10 @@ pub extern "C" fn hegel_printer_value(
         let p = printer(p)?;
         require(out_result, "out_result")?;
         require_root(&p, "hegel_printer_value")?;
-        let rendered = p.document.value().map_err(|e| AbiError::arg(e.to_string()))?;
+        let rendered = p
+            .document
+            .value()
+            .map_err(|e| AbiError::arg(e.to_string()))?;
         let (data, len) = text::hand_out(rendered.into_bytes());
         write(
             out_result,

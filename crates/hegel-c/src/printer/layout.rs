@@ -18,9 +18,20 @@ use std::collections::VecDeque;
 
 /// An item waiting in the buffer for its groups' break decisions.
 enum Pending {
-    Text { text: String, width: usize },
-    Break { separator: String, width: usize, indent: isize, group: usize },
-    IfBroken { text: String, group: usize },
+    Text {
+        text: String,
+        width: usize,
+    },
+    Break {
+        separator: String,
+        width: usize,
+        indent: isize,
+        group: usize,
+    },
+    IfBroken {
+        text: String,
+        group: usize,
+    },
     Comment(String),
 }
 
@@ -80,7 +91,12 @@ pub fn render(main: &[Op], regions: &[Region], width: usize) -> Result<String, P
 }
 
 /// Marks (in opening order) the groups a comment sits inside.
-fn mark_commented_groups(ops: &[Op], regions: &[Region], marks: &mut Vec<bool>, open: &mut Vec<usize>) {
+fn mark_commented_groups(
+    ops: &[Op],
+    regions: &[Region],
+    marks: &mut Vec<bool>,
+    open: &mut Vec<usize>,
+) {
     for op in ops {
         match op {
             Op::Open { .. } => {
@@ -95,7 +111,9 @@ fn mark_commented_groups(ops: &[Op], regions: &[Region], marks: &mut Vec<bool>, 
                     marks[group] = true;
                 }
             }
-            Op::Splice(region) => mark_commented_groups(&regions[*region].ops, regions, marks, open),
+            Op::Splice(region) => {
+                mark_commented_groups(&regions[*region].ops, regions, marks, open)
+            }
             _ => {}
         }
     }
@@ -201,7 +219,11 @@ impl Layout<'_> {
             self.write(text, width);
             return;
         }
-        if let Some(Pending::Text { text: last, width: w }) = self.buffer.back_mut() {
+        if let Some(Pending::Text {
+            text: last,
+            width: w,
+        }) = self.buffer.back_mut()
+        {
             last.push_str(text);
             *w += width;
         } else {
@@ -311,7 +333,10 @@ impl Layout<'_> {
     fn outermost_pending(&mut self) -> Option<usize> {
         for depth in 0..self.by_depth.len() {
             let level = std::mem::take(&mut self.by_depth[depth]);
-            if let Some(at) = level.iter().position(|g| self.groups[*g].pending_breaks > 0) {
+            if let Some(at) = level
+                .iter()
+                .position(|g| self.groups[*g].pending_breaks > 0)
+            {
                 let id = level[at];
                 let mut rest = level;
                 rest.remove(at);

@@ -82,7 +82,9 @@ pub struct Region {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PrinterError {
     /// The region is dead: resolved, aborted, or the document was read.
-    #[error("the print region is dead: its document was read or resolved, or its speculative region aborted")]
+    #[error(
+        "the print region is dead: its document was read or resolved, or its speculative region aborted"
+    )]
     Dead,
     /// A group was closed with none open.
     #[error("end_group without a matching begin_group")]
@@ -157,7 +159,12 @@ impl Document {
     }
 
     /// Records `op`, preceded by `prefix` when the target is at a line start.
-    pub fn record_prefixed(&self, target: Target, op: Op, prefix: Option<&str>) -> Result<(), PrinterError> {
+    pub fn record_prefixed(
+        &self,
+        target: Target,
+        op: Op,
+        prefix: Option<&str>,
+    ) -> Result<(), PrinterError> {
         let mut state = self.lock();
         if let Some(prefix) = prefix
             && state.live(target)?
@@ -207,7 +214,12 @@ impl Document {
 
     /// Appends a note: each line as text and a hard break, held back while
     /// a draft is open on the target.
-    pub fn note(&self, target: Target, text: &str, prefix: Option<&str>) -> Result<(), PrinterError> {
+    pub fn note(
+        &self,
+        target: Target,
+        text: &str,
+        prefix: Option<&str>,
+    ) -> Result<(), PrinterError> {
         let mut state = self.lock();
         let index = state.index(target)?;
         let mut ops = Vec::new();
@@ -392,7 +404,12 @@ impl State {
             Op::Newline => true,
             Op::Splice(id) => {
                 let region = &self.regions[*id];
-                match region.ops.iter().rev().find(|op| !matches!(op, Op::Shift(_))) {
+                match region
+                    .ops
+                    .iter()
+                    .rev()
+                    .find(|op| !matches!(op, Op::Shift(_)))
+                {
                     Some(op) => self.ends_line(op),
                     None => region.begins_line,
                 }
@@ -430,7 +447,14 @@ mod tests {
     use super::*;
 
     fn list(doc: &Document, t: Target, items: &[&str]) {
-        doc.record(t, Op::Open { indent: 1, text: "[".into() }).unwrap();
+        doc.record(
+            t,
+            Op::Open {
+                indent: 1,
+                text: "[".into(),
+            },
+        )
+        .unwrap();
         for (i, item) in items.iter().enumerate() {
             if i > 0 {
                 doc.record(t, Op::Text(",".into())).unwrap();
@@ -468,18 +492,23 @@ mod tests {
         doc.resolve().unwrap();
         // Indentation is relative to the line, not to the open column.
         assert_eq!(doc.value().unwrap(), "x = [1111,\n 2222];");
-        assert_eq!(doc.record(hole, Op::Text("late".into())), Err(PrinterError::Dead));
+        assert_eq!(
+            doc.record(hole, Op::Text("late".into())),
+            Err(PrinterError::Dead)
+        );
     }
 
     #[test]
     fn aborted_drafts_vanish_and_held_notes_survive() {
         let doc = Document::new();
         doc.begin_speculative(Target::Main).unwrap();
-        doc.record(Target::Main, Op::Text("let x = ".into())).unwrap();
+        doc.record(Target::Main, Op::Text("let x = ".into()))
+            .unwrap();
         doc.note(Target::Main, "inside", None).unwrap();
         doc.abort_speculative(Target::Main).unwrap();
         doc.begin_speculative(Target::Main).unwrap();
-        doc.record(Target::Main, Op::Text("let y = 1;".into())).unwrap();
+        doc.record(Target::Main, Op::Text("let y = 1;".into()))
+            .unwrap();
         doc.record(Target::Main, Op::Newline).unwrap();
         doc.commit_speculative(Target::Main).unwrap();
         assert_eq!(doc.value().unwrap(), "inside\nlet y = 1;\n");
@@ -488,10 +517,18 @@ mod tests {
     #[test]
     fn comments_end_their_line_and_break_their_groups() {
         let doc = Document::new();
-        doc.record(Target::Main, Op::Open { indent: 4, text: "[".into() }).unwrap();
+        doc.record(
+            Target::Main,
+            Op::Open {
+                indent: 4,
+                text: "[".into(),
+            },
+        )
+        .unwrap();
         doc.record(Target::Main, Op::Break("".into())).unwrap();
         doc.record(Target::Main, Op::Text("1".into())).unwrap();
-        doc.record(Target::Main, Op::Comment("  // one".into())).unwrap();
+        doc.record(Target::Main, Op::Comment("  // one".into()))
+            .unwrap();
         doc.record(Target::Main, Op::Close("]".into())).unwrap();
         assert_eq!(doc.value().unwrap(), "[\n    1  // one\n]");
     }
@@ -510,6 +547,9 @@ mod tests {
     #[test]
     fn closing_an_unopened_group_is_refused() {
         let doc = Document::new();
-        assert_eq!(doc.record(Target::Main, Op::Close(")".into())), Err(PrinterError::Unbalanced));
+        assert_eq!(
+            doc.record(Target::Main, Op::Close(")".into())),
+            Err(PrinterError::Unbalanced)
+        );
     }
 }

@@ -304,14 +304,24 @@ mod tests {
 
     #[test]
     fn what_fits_renders_as_given() {
-        for repr in ["Some(5)", "Point { x: 1, y: [1, 2] }", "\"a, b\"", "[]", "{}", "x(y"] {
+        for repr in [
+            "Some(5)",
+            "Point { x: 1, y: [1, 2] }",
+            "\"a, b\"",
+            "[]",
+            "{}",
+            "x(y",
+        ] {
             assert_eq!(laid_out(repr, 79), repr);
         }
     }
 
     #[test]
     fn aligned_and_padded_groups_break_their_own_ways() {
-        assert_eq!(laid_out("Some([1000, 2000, 3000])", 12), "Some([1000,\n      2000,\n      3000])");
+        assert_eq!(
+            laid_out("Some([1000, 2000, 3000])", 12),
+            "Some([1000,\n      2000,\n      3000])"
+        );
         assert_eq!(
             laid_out("Point { x: 1000, y: 2000 }", 12),
             "Point {\n    x: 1000,\n    y: 2000 }"
@@ -320,6 +330,9 @@ mod tests {
 
     #[test]
     fn prefixes_reach_back_through_type_expressions() {
-        assert_eq!(laid_out("map[string]int{\"a\": 1, \"b\": 2}", 20), "map[string]int{\"a\": 1,\n               \"b\": 2}");
+        assert_eq!(
+            laid_out("map[string]int{\"a\": 1, \"b\": 2}", 20),
+            "map[string]int{\"a\": 1,\n               \"b\": 2}"
+        );
     }
 }

@@ -69,7 +69,13 @@ pub fn run(
     mut body: impl FnMut(*mut hegel_test_case_t) -> (Outcome, String),
 ) -> Report {
     let mut run = ptr::null_mut();
-    ok(hegel_run_start(ctx, settings, None, ptr::null_mut(), &mut run));
+    ok(hegel_run_start(
+        ctx,
+        settings,
+        None,
+        ptr::null_mut(),
+        &mut run,
+    ));
     let mut captured = None;
     let mut test_cases = 0;
     loop {
