@@ -199,6 +199,8 @@ struct Runner<'s, 't, 'd> {
     source: Source,
     ran_simplest: bool,
     optimised: bool,
+    /// The shrink phase ran to its end (its failures are recorded as shrunk).
+    shrunk: bool,
     /// Generation kept repeating itself: the space of test cases is used up.
     exhausted: bool,
     /// Choices the simplest test case made.
@@ -255,6 +257,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             source: Source::from_seed128(settings.seed),
             ran_simplest: false,
             optimised: false,
+            shrunk: false,
             exhausted: false,
             simplest_length: 0,
             small_phase: true,
@@ -347,8 +350,8 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
     }
 
     fn run(mut self, saved: Vec<Vec<ChoiceValue>>) -> RunResult {
-        if self.settings.phases.reuse {
-            self.reuse(saved);
+        if self.settings.phases.reuse && self.reuse(saved) {
+            return self.finish();
         }
         if self.settings.phases.generate && self.failures.is_empty() && !self.stopped() {
             self.generate();
@@ -368,24 +371,39 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         }
         if self.settings.phases.shrink && !self.stopped() {
             self.shrink();
+            self.shrunk = !self.stopped();
         }
         self.finish()
     }
 
-    fn reuse(&mut self, saved: Vec<Vec<ChoiceValue>>) {
+    /// Replays the saved failures. Returns whether the run is over: every
+    /// failure that still fails replayed exactly as saved and is recorded as
+    /// shrunk to its end, so it is reported as it is, without generating or
+    /// shrinking again: Hypothesis's rule (`reused_previously_shrunk_test_case`),
+    /// which hegeltest's `test_does_not_shrink_on_replay` checks. A saved
+    /// failure the test now reads differently, or one saved in the middle of
+    /// a shrink (another worker's, in a shared store), is shrunk again.
+    fn reuse(&mut self, saved: Vec<Vec<ChoiceValue>>) -> bool {
+        let mut found = false;
+        let mut all_exact = true;
         for choices in saved {
             let mut data = TestData::replaying(choices.clone(), self.settings.max_choices);
             self.execute(&mut data);
-            // A replayed failure is shrunk like a new one: in a store shared by
-            // several workers it may be another worker's example from the middle
-            // of its shrinking, and shrinking an already minimal one costs a
-            // few test cases.
-            if data.status != Some(Status::Interesting)
-                && let Some(database) = &mut self.database
-            {
+            if data.status == Some(Status::Interesting) {
+                found = true;
+                all_exact &= data.choices() == choices
+                    && self
+                        .database
+                        .as_mut()
+                        .is_some_and(|d| d.is_shrunk(&choices));
+                if !self.settings.report_multiple_failures {
+                    break;
+                }
+            } else if let Some(database) = &mut self.database {
                 database.delete(&choices);
             }
         }
+        found && all_exact
     }
 
     /// Whether generation goes on: enough valid test cases not yet run and,
@@ -572,11 +590,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
     }
 
     fn finish(mut self) -> RunResult {
-        if let Some(database) = &mut self.database {
-            database.clear_secondary();
-            let warnings = database.take_warnings();
-            self.result.warnings.extend(warnings);
-        }
         let mut found: Vec<Example> = self.failures.into_values().collect();
         found.sort_by(|a, b| sequence_cmp(&a.nodes, &b.nodes));
         if !self.settings.report_multiple_failures {
@@ -584,6 +597,18 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         }
         if self.result.flakiness().is_some() {
             found.clear();
+        }
+        if self.shrunk
+            && let Some(database) = &mut self.database
+        {
+            for example in &found {
+                database.mark_shrunk(&example.choices());
+            }
+        }
+        if let Some(database) = &mut self.database {
+            database.clear_secondary();
+            let warnings = database.take_warnings();
+            self.result.warnings.extend(warnings);
         }
         self.result.failures = found
             .into_iter()

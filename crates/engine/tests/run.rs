@@ -156,3 +156,67 @@ mod health_checks {
         assert_eq!(result.valid_test_cases, 100);
     }
 }
+
+/// Saved failures: one shrunk to its end is reported as it is (Hypothesis's
+/// `reused_previously_shrunk_test_case`); one saved mid-shrink is shrunk.
+mod reuse {
+    use super::*;
+    use geist_engine::DatabaseHandle;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::database::{DirectoryDatabase, ExampleDatabase, encode_choices};
+    use geist_engine::run_with_database;
+
+    fn over_1000(data: &mut TestData) -> bool {
+        let Ok(v) = data.draw_integer(IntegerConstraints::UNBOUNDED) else {
+            return true;
+        };
+        if v > 1000 {
+            data.conclude(Status::Interesting, Some("over 1000".into()));
+        }
+        true
+    }
+
+    fn run_on(database: &DirectoryDatabase, seed: u128) -> geist_engine::RunResult {
+        let settings = RunSettings {
+            seed,
+            ..RunSettings::default()
+        };
+        let handle = DatabaseHandle {
+            database,
+            key: b"over_1000".to_vec(),
+        };
+        run_with_database(&settings, Some(handle), &mut over_1000)
+    }
+
+    fn fresh(name: &str) -> (std::path::PathBuf, DirectoryDatabase) {
+        let root = std::env::temp_dir().join(format!("geist-reuse-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let db = DirectoryDatabase::new(&root);
+        (root, db)
+    }
+
+    #[test]
+    fn a_failure_shrunk_to_its_end_replays_once_without_shrinking() {
+        let (root, db) = fresh("shrunk");
+        let first = run_on(&db, 1);
+        assert_eq!(first.failures[0].choices, vec![ChoiceValue::Integer(1001)]);
+        let second = run_on(&db, 2);
+        assert_eq!(second.test_cases, 1, "{second:?}");
+        assert_eq!(second.failures[0].choices, vec![ChoiceValue::Integer(1001)]);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_failure_saved_mid_shrink_is_shrunk_again() {
+        let (root, db) = fresh("mid-shrink");
+        // Another worker's example from the middle of its shrinking.
+        db.save(b"over_1000", &encode_choices(&[ChoiceValue::Integer(5000)]))
+            .unwrap();
+        let result = run_on(&db, 3);
+        assert!(result.test_cases > 1);
+        assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(1001)]);
+        // Now it is recorded as shrunk: the next run only replays it.
+        assert_eq!(run_on(&db, 4).test_cases, 1);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}

@@ -6,9 +6,15 @@
 //! wrote them. The first error of the run becomes a warning and later ones are
 //! only counted, so a store that goes away mid-run costs one line, not one per
 //! test case.
+//!
+//! A failure whose shrinking ran to its end is also recorded under the
+//! `.shrunk` sub-key: a later run that replays exactly such failures reports
+//! them without shrinking again (as Hypothesis does with its own), while one
+//! saved in the middle of a shrink (by an interrupted run, or by another
+//! worker sharing the store) is shrunk again.
 
 use super::{DatabaseError, EntryError, ExampleDatabase, decode_choices, describe_key};
-use super::{encode_choices, secondary_key};
+use super::{encode_choices, secondary_key, shrunk_key};
 use crate::choice::ChoiceValue;
 
 /// The database as one run of one test uses it.
@@ -16,6 +22,7 @@ pub struct KeyedDatabase<'a> {
     database: &'a dyn ExampleDatabase,
     key: Vec<u8>,
     secondary: Vec<u8>,
+    shrunk: Vec<u8>,
     warnings: Vec<String>,
     first_error: Option<String>,
     further_errors: u64,
@@ -27,6 +34,7 @@ impl<'a> KeyedDatabase<'a> {
         KeyedDatabase {
             database,
             secondary: secondary_key(&key),
+            shrunk: shrunk_key(&key),
             key,
             warnings: Vec::new(),
             first_error: None,
@@ -119,6 +127,27 @@ impl<'a> KeyedDatabase<'a> {
         if let Err(e) = self.database.delete(&self.key, &encode_choices(choices)) {
             self.note(e);
         }
+        self.unmark_shrunk(choices);
+    }
+
+    /// Records that a saved failure's shrinking ran to its end.
+    pub fn mark_shrunk(&mut self, choices: &[ChoiceValue]) {
+        if let Err(e) = self.database.save(&self.shrunk, &encode_choices(choices)) {
+            self.note(e);
+        }
+    }
+
+    /// Whether a failure was recorded as shrunk to its end.
+    pub fn is_shrunk(&mut self, choices: &[ChoiceValue]) -> bool {
+        let value = encode_choices(choices);
+        let shrunk = self.shrunk.clone();
+        self.values_of(&shrunk).contains(&value)
+    }
+
+    fn unmark_shrunk(&mut self, choices: &[ChoiceValue]) {
+        if let Err(e) = self.database.delete(&self.shrunk, &encode_choices(choices)) {
+            self.note(e);
+        }
     }
 
     /// Moves a failure that a smaller one replaced to the secondary key, where
@@ -128,6 +157,7 @@ impl<'a> KeyedDatabase<'a> {
         if let Err(e) = self.database.move_value(&self.key, &self.secondary, &value) {
             self.note(e);
         }
+        self.unmark_shrunk(choices);
     }
 
     /// Empties the secondary key at the end of a run.
@@ -206,7 +236,7 @@ mod tests {
         keyed.clear_secondary();
         assert_eq!(
             keyed.take_warnings(),
-            vec!["down: error 0 (and 3 more database errors in this run)".to_string()]
+            vec!["down: error 0 (and 4 more database errors in this run)".to_string()]
         );
         assert!(keyed.take_warnings().is_empty());
     }

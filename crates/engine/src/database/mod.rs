@@ -143,6 +143,20 @@ pub fn secondary_key(key: &[u8]) -> Vec<u8> {
     k
 }
 
+/// The key under which the failures of `key` whose shrinking ran to its end
+/// are recorded (see [`KeyedDatabase::mark_shrunk`]).
+pub fn shrunk_key(key: &[u8]) -> Vec<u8> {
+    let mut k = key.to_vec();
+    k.extend_from_slice(b".shrunk");
+    k
+}
+
+/// Whether `key` is where some test's shrunk failures are recorded (a
+/// [`shrunk_key`]) rather than a test's own key.
+pub fn is_shrunk_key(key: &[u8]) -> bool {
+    key.ends_with(b".shrunk")
+}
+
 /// A key as people read it: its text when it is UTF-8, else hex.
 pub fn describe_key(key: &[u8]) -> String {
     match std::str::from_utf8(key) {
