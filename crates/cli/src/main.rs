@@ -12,6 +12,8 @@ mod fixtures;
 #[cfg(feature = "genvm")]
 mod genvm;
 #[cfg(feature = "vectors")]
+mod known_drivers;
+#[cfg(feature = "vectors")]
 mod vectors;
 
 use clap::{Parser, Subcommand};

@@ -65,7 +65,7 @@ enum Command {
     },
     /// Run vectors against a VM through a driver program (see docs/vectors.md for the protocol).
     Run {
-        /// The driver command line, run with `sh -c`.
+        /// The driver command line, run with `sh -c`; `fvm` runs geist's ref-fvm driver.
         #[arg(long)]
         driver: String,
         /// Vector files or directories.
@@ -77,6 +77,9 @@ enum Command {
         /// Compare plainly, ignoring `incorrect` and `negate` hints.
         #[arg(long)]
         ignore_hints: bool,
+        /// Show the driver's execution trace of the message that differs.
+        #[arg(long)]
+        trace: bool,
         /// Output format; with json the closing line goes to standard error.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -120,13 +123,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             paths,
             timeout,
             ignore_hints,
+            trace,
             format,
             schemas,
         } => run_driver(
-            &driver,
+            &crate::known_drivers::command_line(&driver)?,
             &paths,
             Duration::from_secs(timeout),
-            RunOptions { ignore_hints },
+            RunOptions {
+                ignore_hints,
+                trace,
+            },
             format,
             &schemas,
         ),

@@ -10,9 +10,11 @@
 //!   "base_fee", "circ_supply", "pre_state_root", "car", "messages",
 //!   "tipsets", "randomness", "selector", "hints"}` — `car` is the
 //!   uncompressed CARv1 in base64, messages are base64 DAG-CBOR with their
-//!   absolute epoch, big integers are decimal strings;
+//!   absolute epoch, big integers are decimal strings; `"trace": true` (only
+//!   present when asked for) requests execution traces;
 //! - response: `{"request": n, "receipts": [{"exit_code", "return" (base64),
-//!   "gas_used"} | null], "post_state_root": "bafy…", "receipts_roots": [...]}`,
+//!   "gas_used"} | null], "post_state_root": "bafy…", "receipts_roots": [...]}`
+//!   (plus `"traces": [[line, ...], ...]`, one per message, when traced),
 //!   or `{"request": n, "skip": "why"}`, or `{"request": n, "error": "why"}`.
 //!
 //! The runner compares exit codes, return bytes, gas used, the receipts roots
@@ -24,7 +26,7 @@ use crate::check::CheckedVector;
 use crate::model::{Receipt, TestVector, Variant, VectorClass};
 use crate::payload::{decode_base64, encode_base64};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
@@ -107,6 +109,10 @@ pub struct DriverRequest {
     pub selector: Option<serde_json::Value>,
     /// Hints, as in the vector.
     pub hints: Vec<String>,
+    /// Asks for the execution trace of every message (`traces` in the response).
+    /// Sent only when true; a driver that cannot trace ignores it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
 }
 
 /// A receipt as a driver reports it.
@@ -142,6 +148,9 @@ pub struct DriverResponse {
     /// The driver failed to execute the vector.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The execution trace of each applied message, as lines of text (when asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces: Option<Vec<Vec<String>>>,
 }
 
 /// Why the runner could not talk to the driver.
@@ -187,6 +196,40 @@ pub enum DriverError {
 pub trait Driver {
     /// Sends one request and waits for its response.
     fn exchange(&mut self, request: &DriverRequest) -> Result<DriverResponse, DriverError>;
+}
+
+/// The driver's side of the protocol: reads one request per input line, writes
+/// `answer`'s response on one output line (flushed), until the input ends.
+///
+/// A line that is not a request is answered with an `error` response, so the
+/// runner reports it and the session goes on. The response's `request` number
+/// is filled in when `answer` leaves it out.
+pub fn serve_requests(
+    input: impl BufRead,
+    mut output: impl Write,
+    mut answer: impl FnMut(&DriverRequest) -> DriverResponse,
+) -> std::io::Result<()> {
+    for line in input.lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let response = match serde_json::from_str::<DriverRequest>(&line) {
+            Ok(request) => {
+                let mut response = answer(&request);
+                response.request.get_or_insert(request.request);
+                response
+            }
+            Err(error) => DriverResponse {
+                error: Some(format!("not a request: {error}")),
+                ..DriverResponse::default()
+            },
+        };
+        let text = serde_json::to_string(&response).map_err(std::io::Error::other)?;
+        writeln!(output, "{text}")?;
+        output.flush()?;
+    }
+    Ok(())
 }
 
 /// A driver program speaking the protocol over its standard input and output.
@@ -344,6 +387,9 @@ pub struct RunOutcome {
     /// How it ended.
     #[serde(flatten)]
     pub status: RunStatus,
+    /// The driver's execution trace of the message that differs (`--trace`, failures only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<String>>,
 }
 
 impl std::fmt::Display for RunOutcome {
@@ -359,15 +405,20 @@ impl std::fmt::Display for RunOutcome {
             write!(f, " [{variant}]")?;
         }
         match &self.status {
-            RunStatus::Passed => Ok(()),
+            RunStatus::Passed => {}
             RunStatus::Failed { differences } => {
                 for difference in differences {
                     write!(f, "\n       {difference}")?;
                 }
-                Ok(())
             }
-            RunStatus::Skipped { reason } | RunStatus::Error { reason } => write!(f, ": {reason}"),
+            RunStatus::Skipped { reason } | RunStatus::Error { reason } => {
+                write!(f, ": {reason}")?;
+            }
         }
+        for line in self.trace.iter().flatten() {
+            write!(f, "\n         | {line}")?;
+        }
+        Ok(())
     }
 }
 
@@ -376,6 +427,8 @@ impl std::fmt::Display for RunOutcome {
 pub struct RunOptions {
     /// Ignore `incorrect` and `negate` hints (compare plainly).
     pub ignore_hints: bool,
+    /// Ask the driver for execution traces and keep the trace of the message that differs.
+    pub trace: bool,
 }
 
 /// Builds the driver requests for a checked vector: one per variant (or one without variants).
@@ -492,12 +545,28 @@ fn build_request(
         randomness: vector.randomness.clone(),
         selector: vector.selector.clone(),
         hints: vector.hints.clone(),
+        trace: false,
     }
 }
 
 /// Compares a driver's response with a vector's postconditions, one line per difference.
 pub fn compare(vector: &TestVector, response: &DriverResponse) -> Vec<String> {
+    compare_detailed(vector, response).differences
+}
+
+/// The differences between a response and the postconditions, and where they start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Comparison {
+    /// One line per difference.
+    pub differences: Vec<String>,
+    /// The index of the first message whose receipt differs, if one does.
+    pub first_differing_receipt: Option<usize>,
+}
+
+/// [`compare`], also telling which message's receipt differs first.
+pub fn compare_detailed(vector: &TestVector, response: &DriverResponse) -> Comparison {
     let mut differences = Vec::new();
+    let mut first_differing_receipt = None;
     let expected = &vector.postconditions.receipts;
     let empty = Vec::new();
     let actual = response.receipts.as_ref().unwrap_or(&empty);
@@ -514,6 +583,7 @@ pub fn compare(vector: &TestVector, response: &DriverResponse) -> Vec<String> {
         ));
     }
     for (index, (expected, actual)) in expected.iter().zip(actual).enumerate() {
+        let before = differences.len();
         match (expected, actual) {
             (None, None) => {}
             (Some(_), None) => differences.push(format!(
@@ -525,6 +595,9 @@ pub fn compare(vector: &TestVector, response: &DriverResponse) -> Vec<String> {
             (Some(expected), Some(actual)) => {
                 compare_receipt(index, expected, actual, &mut differences)
             }
+        }
+        if differences.len() > before && first_differing_receipt.is_none() {
+            first_differing_receipt = Some(index);
         }
     }
     if let Some(expected) = &vector.postconditions.state_root {
@@ -553,7 +626,10 @@ pub fn compare(vector: &TestVector, response: &DriverResponse) -> Vec<String> {
             None => differences.push("receipts roots: driver reported none".to_string()),
         }
     }
-    differences
+    Comparison {
+        differences,
+        first_differing_receipt,
+    }
 }
 
 fn compare_receipt(
@@ -604,6 +680,7 @@ pub fn run_vector(
                 path,
                 variant: None,
                 status,
+                trace: None,
             }];
         }
     };
@@ -614,28 +691,54 @@ pub fn run_vector(
     let negate = !options.ignore_hints && vector.hints.iter().any(|h| h == "negate");
     let incorrect = !options.ignore_hints && vector.hints.iter().any(|h| h == "incorrect");
     requests
-        .iter()
-        .map(|request| {
+        .into_iter()
+        .map(|mut request| {
+            request.trace = options.trace;
             let variant = request.variant.as_ref().and_then(|v| v.id.clone());
+            let mut trace = None;
             let status = if incorrect && !negate {
                 RunStatus::Skipped {
                     reason: "vector is marked incorrect".to_string(),
                 }
             } else {
-                match driver.exchange(request) {
+                match driver.exchange(&request) {
                     Err(error) => RunStatus::Error {
                         reason: error.to_string(),
                     },
-                    Ok(response) => judge(vector, request, &response, negate),
+                    Ok(response) => {
+                        let status = judge(vector, &request, &response, negate);
+                        if matches!(status, RunStatus::Failed { .. }) {
+                            trace = trace_of_difference(vector, &response);
+                        }
+                        status
+                    }
                 }
             };
             RunOutcome {
                 path: path.clone(),
                 variant,
                 status,
+                trace,
             }
         })
         .collect()
+}
+
+/// The trace lines to show for a failed run: those of the first message whose
+/// receipt differs, or of every message when only the roots (or the receipt
+/// count) differ. `None` when the driver sent no traces.
+fn trace_of_difference(vector: &TestVector, response: &DriverResponse) -> Option<Vec<String>> {
+    let traces = response.traces.as_ref()?;
+    let chosen: Vec<usize> = match compare_detailed(vector, response).first_differing_receipt {
+        Some(index) if index < traces.len() => vec![index],
+        _ => (0..traces.len()).collect(),
+    };
+    let mut lines = Vec::new();
+    for index in chosen {
+        lines.push(format!("trace of message {index}:"));
+        lines.extend(traces[index].iter().cloned());
+    }
+    Some(lines)
 }
 
 fn judge(

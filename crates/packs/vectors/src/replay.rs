@@ -127,32 +127,17 @@ pub fn answer(request: &DriverRequest, perturbation: Option<Perturbation>) -> Dr
         receipts_roots,
         skip: None,
         error: None,
+        traces: None,
     }
 }
 
 /// Serves the protocol: one request per input line, one response per output line, until input ends.
 pub fn serve(
     input: impl BufRead,
-    mut output: impl Write,
+    output: impl Write,
     perturbation: Option<Perturbation>,
 ) -> std::io::Result<()> {
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let response = match serde_json::from_str::<DriverRequest>(&line) {
-            Ok(request) => answer(&request, perturbation),
-            Err(error) => DriverResponse {
-                error: Some(format!("not a request: {error}")),
-                ..DriverResponse::default()
-            },
-        };
-        let text = serde_json::to_string(&response).map_err(std::io::Error::other)?;
-        writeln!(output, "{text}")?;
-        output.flush()?;
-    }
-    Ok(())
+    super::driver::serve_requests(input, output, |request| answer(request, perturbation))
 }
 
 /// The replay driver in process, for tests and for `geist vectors run --replay`.

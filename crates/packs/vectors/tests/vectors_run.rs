@@ -46,7 +46,10 @@ fn differences(outcome: &RunOutcome) -> Vec<String> {
 fn replaying_expectations_passes_every_runnable_variant() {
     let outcomes = run_all(
         &mut ReplayDriver { perturbation: None },
-        RunOptions { ignore_hints: true },
+        RunOptions {
+            ignore_hints: true,
+            ..RunOptions::default()
+        },
     );
     let (passed, failed, skipped) = driver::tally(&outcomes);
     assert_eq!(
@@ -223,4 +226,69 @@ fn a_hung_driver_program_times_out() {
         started.elapsed() < Duration::from_secs(10),
         "the runner must not wait for the hung driver"
     );
+}
+
+/// The replay driver, perturbed, answering with one trace per message when asked.
+struct TracingDriver {
+    inner: ReplayDriver,
+    asked_for_traces: Vec<bool>,
+}
+
+impl Driver for TracingDriver {
+    fn exchange(
+        &mut self,
+        request: &driver::DriverRequest,
+    ) -> Result<driver::DriverResponse, driver::DriverError> {
+        self.asked_for_traces.push(request.trace);
+        let mut response = self.inner.exchange(request)?;
+        if request.trace {
+            response.traces = Some(vec![vec![format!("call of request {}", request.request)]]);
+        }
+        Ok(response)
+    }
+}
+
+#[test]
+fn trace_of_the_differing_message_is_kept_only_when_asked_and_failing() {
+    let checked = check_file(&sample(TRANSFER), &schemas());
+    for (perturbation, trace) in [
+        (Some(Perturbation::GasUsed), true),
+        (Some(Perturbation::GasUsed), false),
+        (None, true),
+    ] {
+        let mut driver = TracingDriver {
+            inner: ReplayDriver { perturbation },
+            asked_for_traces: Vec::new(),
+        };
+        let options = RunOptions {
+            trace,
+            ..RunOptions::default()
+        };
+        let outcomes = driver::run_vector(&checked, &mut driver, options, &mut 1);
+        assert_eq!(
+            driver.asked_for_traces,
+            vec![trace; 3],
+            "every variant asks"
+        );
+        for (index, outcome) in outcomes.iter().enumerate() {
+            let failed = matches!(outcome.status, RunStatus::Failed { .. });
+            assert_eq!(failed, perturbation.is_some());
+            if failed && trace {
+                let lines = outcome.trace.as_ref().expect("a trace for the failure");
+                assert_eq!(
+                    lines,
+                    &vec![
+                        "trace of message 0:".to_string(),
+                        format!("call of request {}", index + 1)
+                    ]
+                );
+                assert!(
+                    outcome.to_string().contains("| call of request"),
+                    "{outcome}"
+                );
+            } else {
+                assert_eq!(outcome.trace, None, "{outcome}");
+            }
+        }
+    }
 }
