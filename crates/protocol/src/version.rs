@@ -128,6 +128,9 @@ pub enum Behaviour {
     /// Engine-owned state machines: `new_state_machine` and
     /// `state_machine_next_rule`.
     EngineStateMachines,
+    /// `mark_complete` with status `OVERRUN` is refused ("Unexpected
+    /// mark_complete status"); before, it ended the test case as an overrun.
+    RefusesOverrunStatus,
 }
 
 impl Behaviour {
@@ -136,6 +139,7 @@ impl Behaviour {
         Behaviour::HegelStringTag,
         Behaviour::SingleTestCase,
         Behaviour::EngineStateMachines,
+        Behaviour::RefusesOverrunStatus,
     ];
 }
 
@@ -173,6 +177,14 @@ pub const CHANGES: &[Change] = &[
         since: v(0, 16),
         until: None,
         source: "hegel-core 0.10 (protocol 0.16)",
+    },
+    Change {
+        behaviour: Behaviour::RefusesOverrunStatus,
+        since: v(0, 12),
+        until: None,
+        // hegel-core 0.4.3's server.py concludes any status it can name;
+        // 0.6.0's raises for OVERRUN (0.5.x, protocol 0.11, not checked).
+        source: "hegel-core 0.6.0 (protocol 0.12)",
     },
 ];
 

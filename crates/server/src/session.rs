@@ -30,6 +30,33 @@ use std::num::NonZeroUsize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+/// A name as hegel-core's messages quote it (Python's `repr` of a string),
+/// so that clients matching hegel-core's wording match geist's.
+fn python_repr(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 /// Where the database lives when the client does not say (as hegel-core: `.hegel/examples`).
 pub const DEFAULT_DATABASE: &str = ".hegel/examples";
 
@@ -472,7 +499,8 @@ impl Run {
                         stream,
                         RunResults::error(
                             format!(
-                                "Unknown health check: {name:?}. Valid health checks are: [\"test_cases_too_large\", \"filter_too_much\", \"too_slow\", \"large_initial_test_case\"]"
+                                "Unknown health check: {}. Valid health checks are: ['test_cases_too_large', 'filter_too_much', 'too_slow', 'large_initial_test_case']",
+                                python_repr(name)
                             ),
                             seed,
                         ),
@@ -500,7 +528,8 @@ impl Run {
                             stream,
                             RunResults::error(
                                 format!(
-                                    "Unknown phase: {other:?}. Valid phases are: [\"explicit\", \"reuse\", \"generate\", \"target\", \"shrink\", \"explain\"]"
+                                    "Unknown phase: {}. Valid phases are: ['explicit', 'reuse', 'generate', 'target', 'shrink', 'explain']",
+                                    python_repr(other)
                                 ),
                                 seed,
                             ),
@@ -701,5 +730,12 @@ mod tests {
         let error = run_test(Some(Cbor::Text("redis://h/0?colour=blue".into()))).unwrap_err();
         assert!(error.contains("unknown option \"colour\""), "{error}");
         assert!(run_test(Some(Cbor::Integer(3.into()))).is_err());
+    }
+
+    #[test]
+    fn names_are_quoted_as_hegel_core_quotes_them() {
+        assert_eq!(python_repr("not_a_real_check"), "'not_a_real_check'");
+        assert_eq!(python_repr("it's"), "\"it's\"");
+        assert_eq!(python_repr("a'\"b\n"), "'a\\'\"b\\n'");
     }
 }

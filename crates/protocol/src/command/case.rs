@@ -2,7 +2,7 @@
 //! state machines, targets, and the verdict.
 
 use super::message::{CommandError, CommandName, Fields, command_name};
-use crate::version::ProtocolVersion;
+use crate::version::{Behaviour, ProtocolVersion};
 use geist_wire::cbor::{self, Value as Cbor};
 
 /// How a test case ended, as the client reports it in `mark_complete`.
@@ -184,20 +184,27 @@ impl CaseCommand {
                 variable_id: fields.required_integer("variable_id")?,
             },
             CommandName::NewStateMachine => {
-                let rule_names: Vec<String> = match fields.get("rule_names") {
-                    Some(Cbor::Array(names)) => names
+                // hegel-core 0.10 (protocol 0.16) sends `rules: [{"name": ..}]`
+                // and `invariants: [{"name": ..}]` (the invariants are the
+                // client's to run; the server only names them); earlier
+                // drafts sent `rule_names: [..]`, still read.
+                let named = |item: &Cbor| match item {
+                    Cbor::Map(_) => cbor::map_get(item, "name")
+                        .and_then(cbor::as_text)
+                        .map(str::to_string),
+                    other => cbor::as_text(other).map(str::to_string),
+                };
+                let rule_names: Vec<String> = match fields.get("rules").or(fields.get("rule_names"))
+                {
+                    Some(Cbor::Array(rules)) => rules
                         .iter()
-                        .map(|n| {
-                            cbor::as_text(n)
-                                .map(str::to_string)
-                                .unwrap_or_else(|| format!("{n:?}"))
-                        })
+                        .map(|r| named(r).unwrap_or_else(|| format!("{r:?}")))
                         .collect(),
                     _ => Vec::new(),
                 };
                 if rule_names.is_empty() {
                     return Err(CommandError::invalid(
-                        "new_state_machine requires a non-empty rule_names list",
+                        "new_state_machine requires a non-empty rules list",
                     ));
                 }
                 CaseCommand::NewStateMachine { rule_names }
@@ -207,9 +214,13 @@ impl CaseCommand {
             },
             CommandName::MarkComplete => {
                 let status = fields.text("status").unwrap_or("");
-                let status = CaseStatus::from_name(status).ok_or_else(|| {
-                    CommandError::value(format!("Unexpected mark_complete status: {status:?}"))
-                })?;
+                let status = CaseStatus::from_name(status)
+                    .filter(|s| {
+                        *s != CaseStatus::Overrun || !version.has(Behaviour::RefusesOverrunStatus)
+                    })
+                    .ok_or_else(|| {
+                        CommandError::value(format!("Unexpected mark_complete status: {status:?}"))
+                    })?;
                 CaseCommand::MarkComplete {
                     status,
                     origin: fields.text("origin").map(str::to_string),
@@ -278,8 +289,13 @@ impl CaseCommand {
                 map.push(("variable_id", cbor::integer(*variable_id)));
             }
             CaseCommand::NewStateMachine { rule_names } => map.push((
-                "rule_names",
-                Cbor::Array(rule_names.iter().map(|n| Cbor::Text(n.clone())).collect()),
+                "rules",
+                Cbor::Array(
+                    rule_names
+                        .iter()
+                        .map(|n| cbor::text_map([("name", Cbor::Text(n.clone()))]))
+                        .collect(),
+                ),
             )),
             CaseCommand::StateMachineNextRule { state_machine_id } => {
                 map.push(("state_machine_id", cbor::integer(*state_machine_id)))
@@ -398,5 +414,62 @@ mod tests {
         assert_eq!(e.message, "Unexpected mark_complete status: \"MAYBE\"");
         let e = decode(vec![("command", text("generate")), ("schema", Cbor::Null)]);
         assert_eq!(e.message, "generate requires a \"schema\" map");
+    }
+
+    #[test]
+    fn new_state_machine_reads_hegel_core_0_10_rules_and_older_rule_names() {
+        let rule = |n: &str| cbor::text_map([("name", Cbor::Text(n.into()))]);
+        let v16 = ProtocolVersion::parse("0.16").unwrap();
+        let current = CaseCommand::decode(
+            cbor::text_map([
+                ("command", Cbor::Text("new_state_machine".into())),
+                ("rules", Cbor::Array(vec![rule("push"), rule("pop")])),
+                ("invariants", Cbor::Array(vec![rule("sorted")])),
+            ]),
+            v16,
+        )
+        .unwrap();
+        let older = CaseCommand::decode(
+            cbor::text_map([
+                ("command", Cbor::Text("new_state_machine".into())),
+                (
+                    "rule_names",
+                    Cbor::Array(vec![Cbor::Text("push".into()), Cbor::Text("pop".into())]),
+                ),
+            ]),
+            v16,
+        )
+        .unwrap();
+        let expected = CaseCommand::NewStateMachine {
+            rule_names: vec!["push".into(), "pop".into()],
+        };
+        assert_eq!(current, expected);
+        assert_eq!(older, expected);
+    }
+
+    #[test]
+    fn overrun_is_refused_from_protocol_0_12() {
+        let mark = |version: &str| {
+            CaseCommand::decode(
+                cbor::text_map([
+                    ("command", Cbor::Text("mark_complete".into())),
+                    ("status", Cbor::Text("OVERRUN".into())),
+                ]),
+                ProtocolVersion::parse(version).unwrap(),
+            )
+        };
+        let refused = mark("0.12").unwrap_err();
+        assert!(
+            format!("{refused:?}").contains("Unexpected mark_complete status"),
+            "{refused:?}"
+        );
+        assert!(mark("0.16").is_err());
+        assert!(matches!(
+            mark("0.10"),
+            Ok(CaseCommand::MarkComplete {
+                status: CaseStatus::Overrun,
+                ..
+            })
+        ));
     }
 }
