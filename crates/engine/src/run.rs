@@ -437,6 +437,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
             }
+            // A test that makes no choice (or only forced ones) has one test case.
+            if self.tree.is_exhausted() {
+                self.exhausted = true;
+                return;
+            }
         }
 
         let max_invalid = (self.settings.test_cases * 10).max(1000);
@@ -475,6 +480,10 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mut data = TestData::generating(Vec::new(), self.source.split(), max_choices);
             self.execute(&mut data);
             if self.stopped() {
+                break;
+            }
+            if self.tree.is_exhausted() {
+                self.exhausted = true;
                 break;
             }
             let small_overrun = small && data.status == Some(Status::Overrun);

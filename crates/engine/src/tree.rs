@@ -8,6 +8,12 @@
 //! choices, such as global state — and the run reports it as flaky rather
 //! than shrinking nonsense.
 //!
+//! The tree knows when it is exhausted: a node where a test case ended is
+//! exhausted, and so is a node whose every permitted value (a forced choice
+//! has one, a boolean two, a bounded integer its range) leads to an exhausted
+//! node. When the root is exhausted every test case the run could generate
+//! has run, and generation stops (Hypothesis's `DataTree.is_exhausted`).
+//!
 //! The tree also answers, without running the test, what a replayed choice
 //! sequence would do when every step of it is already known: the shrinker
 //! skips such candidates (their outcome was seen when the path first ran).
@@ -38,6 +44,8 @@ struct TreeNode {
     children: HashMap<ChoiceValue, usize>,
     /// Whether some test case ended exactly here.
     ends_here: bool,
+    /// Every path through this node has been run.
+    exhausted: bool,
 }
 
 /// The paths of all test cases run so far.
@@ -54,6 +62,22 @@ impl Default for DataTree {
             max_nodes: 1 << 20,
         }
     }
+}
+
+/// How many values a choice with these constraints permits, when that is
+/// few enough to run them all (otherwise the tree never counts it exhausted).
+fn permitted_values(constraints: &Constraints) -> Option<u128> {
+    const COUNTED: u128 = 1 << 16;
+    let n = match constraints {
+        Constraints::Boolean { .. } => 2,
+        Constraints::Integer(c) => match (c.min, c.max) {
+            (Some(min), Some(max)) if max >= min => max.abs_diff(min).checked_add(1)?,
+            _ => return None,
+        },
+        Constraints::Bytes(size) | Constraints::String { size, .. } if size.max_size == 0 => 1,
+        _ => return None,
+    };
+    (n <= COUNTED).then_some(n)
 }
 
 pub(crate) fn same_kind(a: &Constraints, b: &Constraints) -> bool {
@@ -105,7 +129,9 @@ impl DataTree {
     /// examples) did not, and a replay of its choices would go on.
     pub fn record(&mut self, nodes: &[ChoiceNode], ended: bool) -> Result<bool, String> {
         let mut at = 0usize;
+        let mut path = Vec::with_capacity(nodes.len());
         for (i, node) in nodes.iter().enumerate() {
+            path.push(at);
             let forcing = match node.forced {
                 true => Forcing::To(node.value.clone()),
                 false => Forcing::Free,
@@ -143,8 +169,38 @@ impl DataTree {
         let new = !self.nodes[at].ends_here;
         if ended {
             self.nodes[at].ends_here = true;
+            if self.nodes[at].children.is_empty() && !self.nodes[at].exhausted {
+                self.nodes[at].exhausted = true;
+                for &parent in path.iter().rev() {
+                    if !self.all_values_exhausted(parent) {
+                        break;
+                    }
+                    self.nodes[parent].exhausted = true;
+                }
+            }
         }
         Ok(new)
+    }
+
+    /// Whether every test case the run could generate has run.
+    pub fn is_exhausted(&self) -> bool {
+        self.nodes[0].exhausted
+    }
+
+    /// Whether each value the choice at `at` permits leads to an exhausted node.
+    fn all_values_exhausted(&self, at: usize) -> bool {
+        let node = &self.nodes[at];
+        let permitted = match (&node.forcing, &node.constraints) {
+            (Forcing::To(_), _) => Some(1),
+            (Forcing::Free, Some(constraints)) => permitted_values(constraints),
+            _ => None,
+        };
+        let exhausted = node
+            .children
+            .values()
+            .filter(|&&child| self.nodes[child].exhausted)
+            .count() as u128;
+        permitted.is_some_and(|n| exhausted >= n)
     }
 
     /// Whether replaying `choices` (simplest values past them, as
@@ -302,5 +358,42 @@ mod tests {
         forced.forced = true;
         tree.record(&[int(0, 5), forced], true).unwrap();
         assert!(!tree.replay_runs_past(&[i(5)]));
+    }
+
+    fn boolean(v: bool) -> ChoiceNode {
+        ChoiceNode {
+            constraints: Constraints::Boolean { p: 0.5 },
+            value: ChoiceValue::Boolean(v),
+            forced: false,
+        }
+    }
+
+    #[test]
+    fn a_test_without_choices_is_exhausted_after_one_test_case() {
+        let mut tree = DataTree::default();
+        assert!(!tree.is_exhausted());
+        tree.record(&[], true).unwrap();
+        assert!(tree.is_exhausted());
+    }
+
+    #[test]
+    fn exhausted_once_every_permitted_value_has_run() {
+        let mut tree = DataTree::default();
+        tree.record(&[boolean(false)], true).unwrap();
+        assert!(!tree.is_exhausted());
+        tree.record(&[boolean(true), boolean(false)], true).unwrap();
+        assert!(!tree.is_exhausted());
+        tree.record(&[boolean(true), boolean(true)], true).unwrap();
+        assert!(tree.is_exhausted());
+    }
+
+    #[test]
+    fn unbounded_or_cut_short_paths_never_exhaust() {
+        let mut tree = DataTree::default();
+        tree.record(&[int(0, 1)], true).unwrap();
+        assert!(!tree.is_exhausted(), "an integer bounded only below");
+        let mut tree = DataTree::default();
+        tree.record(&[], false).unwrap();
+        assert!(!tree.is_exhausted(), "a test case cut short by a limit");
     }
 }

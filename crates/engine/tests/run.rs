@@ -220,3 +220,31 @@ mod reuse {
         let _ = std::fs::remove_dir_all(&root);
     }
 }
+
+/// Issue 13: an always-invalid run over a space it has exhausted passes after
+/// the few test cases there are, as Hypothesis does, instead of failing the
+/// filter_too_much health check.
+mod exhaustion {
+    use super::*;
+
+    #[test]
+    fn an_always_invalid_test_without_choices_runs_once() {
+        let result = run(&RunSettings::default(), &[], &mut |data| {
+            data.conclude(Status::Invalid, None);
+            true
+        });
+        assert!(result.passed(), "{:?}", result.stop);
+        assert_eq!(result.test_cases, 1);
+    }
+
+    #[test]
+    fn an_always_invalid_boolean_runs_both_values_and_stops() {
+        let result = run(&RunSettings::default(), &[], &mut |data| {
+            let _ = data.draw_boolean(0.5);
+            data.conclude(Status::Invalid, None);
+            true
+        });
+        assert!(result.passed(), "{:?}", result.stop);
+        assert_eq!(result.test_cases, 2);
+    }
+}
