@@ -61,9 +61,16 @@ impl RunResults {
             map.push(("error", text(error)));
         }
         if let Some(blobs) = &self.failure_blobs {
+            // Byte strings, as hegel-core sends Hypothesis's encode_failure
+            // (base64 text as bytes) in every version.
             map.push((
                 "failure_blobs",
-                Cbor::Array(blobs.iter().map(text).collect()),
+                Cbor::Array(
+                    blobs
+                        .iter()
+                        .map(|b| Cbor::Bytes(b.as_bytes().to_vec()))
+                        .collect(),
+                ),
             ));
         }
         if let Some(flaky) = &self.flaky {

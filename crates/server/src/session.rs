@@ -659,7 +659,7 @@ impl Run {
         let mut data = TestData::generating(
             Vec::new(),
             geist_engine::random::Source::from_seed128(seed),
-            geist_engine::data::DEFAULT_MAX_CHOICES,
+            SINGLE_TEST_CASE_MAX_CHOICES,
         );
         let mut cache = SchemaCache::new();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -672,6 +672,11 @@ impl Run {
         self.finish(stream, outcome, seed, "single test case");
     }
 }
+
+/// The choice budget of a `single_test_case`: far above a run's (8,192), as
+/// hegel-core lifts Hypothesis's entropy limit for it, yet bounded (about
+/// 100 MB of recorded choices at most).
+const SINGLE_TEST_CASE_MAX_CHOICES: usize = 1 << 20;
 
 /// The `test_done` results of a run made of one test case.
 fn single_case_results(status: Status, seed: u128) -> RunResults {

@@ -198,8 +198,16 @@ impl CaseCommand {
                 {
                     Some(Cbor::Array(rules)) => rules
                         .iter()
-                        .map(|r| named(r).unwrap_or_else(|| format!("{r:?}")))
-                        .collect(),
+                        .enumerate()
+                        .map(|(i, r)| {
+                            named(r).ok_or_else(|| {
+                                CommandError::invalid(format!(
+                                    "new_state_machine: rule {} has no name: {r:?}",
+                                    i + 1
+                                ))
+                            })
+                        })
+                        .collect::<Result<_, _>>()?,
                     _ => Vec::new(),
                 };
                 if rule_names.is_empty() {
