@@ -25,7 +25,7 @@ const RUN_STACK_BYTES: usize = 8 << 20;
 /// An example database a pull-style run owns, with the key of its test.
 pub struct OwnedDatabase {
     /// The database.
-    pub database: Box<dyn ExampleDatabase + Send + Sync>,
+    pub database: std::sync::Arc<dyn ExampleDatabase>,
     /// The key the test's examples are stored under.
     pub key: Vec<u8>,
 }

@@ -774,7 +774,10 @@ hegel_result_t hegel_settings_set_backend(hegel_context_t *ctx,
                                           hegel_settings_t *s,
                                           uint32_t backend);
 
-/* Sets the database: NULL for the default, "" to disable, else a path. */
+/* Sets the database: NULL for the default, "" to disable, else geist's
+   database setting: a directory, `redis://host:port/db?prefix=&expire=`,
+   `readonly:X`, or several comma-separated (a malformed one is
+   HEGEL_E_INVALID_ARG, naming what is wrong). */
 hegel_result_t hegel_settings_set_database(hegel_context_t *ctx,
                                            hegel_settings_t *s,
                                            const hegel_string_t *database);

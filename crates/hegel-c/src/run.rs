@@ -16,7 +16,6 @@ use crate::statistics::Statistics;
 use crate::test_case::{Completed, Family, Handback, hand_out_root, hegel_test_case_t};
 use crate::text::{self, LentText};
 use geist_engine::choice::ChoiceValue;
-use geist_engine::database::DirectoryDatabase;
 use geist_engine::health::FLAKY_OUTCOME;
 use geist_engine::pull::{Next, OwnedDatabase, PullRun};
 use geist_engine::run::Phases;
@@ -254,17 +253,28 @@ fn engine_settings(settings: &Settings) -> RunSettings {
     }
 }
 
-fn database_of(settings: &Settings) -> Option<OwnedDatabase> {
+/// The run's database: geist's one database setting (a directory,
+/// `redis://...`, `readonly:X`, several comma-separated), as everywhere else.
+/// A setting that cannot be opened costs a warning, not the run.
+fn database_of(settings: &Settings, output: &Output) -> Option<OwnedDatabase> {
     let key = settings.database_key.as_ref()?;
-    let root = match &settings.database {
+    let setting = match &settings.database {
         Database::Disabled => return None,
-        Database::Default => DEFAULT_DATABASE.to_string(),
-        Database::Path(path) => path.clone(),
+        Database::Default => DEFAULT_DATABASE,
+        Database::Path(setting) => setting.as_str(),
     };
-    Some(OwnedDatabase {
-        database: Box::new(DirectoryDatabase::new(root)),
-        key: key.as_bytes().to_vec(),
-    })
+    match geist_database::open(setting) {
+        Ok(database) => Some(OwnedDatabase {
+            database,
+            key: key.as_bytes().to_vec(),
+        }),
+        Err(e) => {
+            output.emit(&format!(
+                "example database {setting:?}: {e}; this run goes on without it"
+            ));
+            None
+        }
+    }
 }
 
 /// A failure waiting for its report-time replay.
@@ -596,7 +606,7 @@ fn start(
             replays_left: BLOB_REPLAYS,
         },
         None => {
-            let pull = PullRun::new(engine_settings(&settings), database_of(&settings))
+            let pull = PullRun::new(engine_settings(&settings), database_of(&settings, &output))
                 .map_err(|e| AbiError::Internal(e.to_string()))?;
             Stage::Exploring(Box::new(pull))
         }

@@ -274,7 +274,11 @@ impl Settings {
                     "" => {
                         return Err("database must be a path, disabled or default, got \"\"".into());
                     }
-                    path => Database::Path(path.to_string()),
+                    setting => {
+                        geist_database::DatabaseSetting::parse(setting)
+                            .map_err(|e| format!("database {setting:?}: {e}"))?;
+                        Database::Path(setting.to_string())
+                    }
                 }
             }
             "database_key" => self.database_key = Some(value.to_string()),
@@ -597,7 +601,10 @@ bool_setter!(
     "Sets whether failures print a reproduction line."
 );
 
-/// Sets the database: NULL for the default, "" to disable, else a path.
+/// Sets the database: NULL for the default, "" to disable, else geist's
+/// database setting: a directory, `redis://host:port/db?prefix=&expire=`,
+/// `readonly:X`, or several comma-separated (a malformed one is
+/// HEGEL_E_INVALID_ARG, naming what is wrong).
 #[unsafe(no_mangle)]
 pub extern "C" fn hegel_settings_set_database(
     ctx: *mut hegel_context_t,
@@ -611,7 +618,11 @@ pub extern "C" fn hegel_settings_set_database(
             st.database = match database {
                 None => Database::Default,
                 Some("") => Database::Disabled,
-                Some(path) => Database::Path(path.to_string()),
+                Some(setting) => {
+                    geist_database::DatabaseSetting::parse(setting)
+                        .map_err(|e| AbiError::arg(format!("database {setting:?}: {e}")))?;
+                    Database::Path(setting.to_string())
+                }
             };
             Ok(())
         })
