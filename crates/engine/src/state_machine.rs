@@ -6,10 +6,11 @@
 //!
 //! - at creation, the concurrency level (how many workers pull rules;
 //!   weighted toward the maximum, since concurrency bugs need concurrency)
-//!   and each worker's swarm subset: each rule is disabled with a small
-//!   probability, keeping at least one per group, so rules that mask each
-//!   other's bugs are sometimes apart and a subset of one rule runs long
-//!   stretches of it;
+//!   and each worker's swarm subset: a disable probability drawn for the
+//!   subset (anywhere from 0 to 254/255, as Hypothesis's feature flags draw
+//!   it), then each rule disabled with it, keeping at least one per group,
+//!   so rules that mask each other's bugs are sometimes apart and a subset
+//!   of one rule often runs long stretches of it;
 //! - per round ([`StateMachine::next_group`]), whether to go on (at least
 //!   one round, at most `step_count`) and which group's rules run;
 //! - per pull ([`StateMachine::next_rule`]), which of the worker's enabled
@@ -26,8 +27,9 @@ use crate::choice::IntegerConstraints;
 use crate::data::{StopTest, TestData, labels};
 use std::num::NonZeroUsize;
 
-/// The probability that swarm testing disables a rule for a worker.
-const SWARM_DISABLE_PROBABILITY: f64 = 0.15;
+/// The largest draw of the per-subset disable probability, which is that
+/// draw over 255 (as Hypothesis's feature flags draw it).
+const SWARM_DISABLE_STEPS: i128 = 254;
 
 /// The group id [`StateMachine::next_group`] and [`StateMachine::next_rule`]
 /// use for "done" in the C ABI; no group may have it.
@@ -444,18 +446,21 @@ impl StateMachine {
     }
 }
 
-/// A worker's swarm subset: each rule disabled with a small probability
-/// (the simplest choice keeps it), at least one rule kept per group (all of
-/// a group's rules come back if none was kept).
+/// A worker's swarm subset: a disable probability drawn for it, then each
+/// rule disabled with that probability (the simplest choices, probability 0
+/// and "keep", keep every rule), at least one rule kept per group (all of a
+/// group's rules come back if none was kept).
 fn swarm_subset(
     data: &mut TestData,
     rule_group: &[usize],
     groups: usize,
 ) -> Result<Vec<bool>, StopTest> {
     data.start_span(labels::TUPLE);
+    let steps = data.draw_integer(IntegerConstraints::bounded(0, SWARM_DISABLE_STEPS))?;
+    let p_disabled = steps as f64 / 255.0;
     let mut enabled = Vec::with_capacity(rule_group.len());
     for _ in rule_group {
-        enabled.push(!data.draw_boolean(SWARM_DISABLE_PROBABILITY)?);
+        enabled.push(!data.draw_boolean(p_disabled)?);
     }
     data.stop_span(false);
     for group in 0..groups {
