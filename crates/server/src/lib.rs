@@ -9,6 +9,7 @@
 //! engine's; this crate dispatches one to the other.
 
 pub mod session;
+pub mod test_mode;
 
 use geist_protocol::connection::{Connection, ConnectionConfig, ReaderEnd, Role, Stream};
 use geist_protocol::{CommandError, ControlCommand, ErrorKind, ErrorReply, RunTest};
@@ -40,6 +41,9 @@ pub struct ServerConfig {
     pub max_runs: usize,
     /// The limits on what one `generate` may produce.
     pub limits: session::GenerateLimits,
+    /// hegel-core's `HEGEL_PROTOCOL_TEST_MODE`: misbehave on purpose
+    /// ([`test_mode`]), for clients' own test suites.
+    pub test_mode: Option<test_mode::TestMode>,
 }
 
 impl Default for ServerConfig {
@@ -51,6 +55,7 @@ impl Default for ServerConfig {
             verbose: false,
             max_runs: DEFAULT_MAX_RUNS,
             limits: session::GenerateLimits::default(),
+            test_mode: None,
         }
     }
 }
@@ -67,6 +72,9 @@ pub enum ServeError {
     /// The transport failed.
     #[error("transport error: {0}")]
     Io(#[from] std::io::Error),
+    /// `HEGEL_PROTOCOL_TEST_MODE` asked for a crash after the handshake.
+    #[error("{0} (HEGEL_PROTOCOL_TEST_MODE)")]
+    TestModeCrash(&'static str),
 }
 
 /// Serves one connection until the client closes it.
@@ -117,9 +125,25 @@ where
                 return Ok(());
             }
             handshake_done = true;
+            match server.config.test_mode {
+                Some(test_mode::TestMode::CrashAfterHandshakeWithStderr) => {
+                    return Err(ServeError::TestModeCrash(
+                        "FakeServerError: intentional crash for testing",
+                    ));
+                }
+                Some(mode) if mode.crashes() => {
+                    return Err(ServeError::TestModeCrash("crashed after the handshake"));
+                }
+                _ => {}
+            }
             continue;
         }
         server.handle_control(&control, &request);
+    }
+    if server.connection.end_reason().as_deref() == Some(test_mode::FINISHED) {
+        // Not waiting for the client to close its side: hegel-core's test
+        // server exits here, and the client notices that.
+        return Ok(());
     }
     match reader.join() {
         Ok(ReaderEnd::Eof) | Err(_) => Ok(()),
@@ -212,6 +236,7 @@ impl Server {
         // the OS refuses is an error reply rather than an accepted run
         // that never starts.
         let (go, wait_for_go) = std::sync::mpsc::channel::<()>();
+        let test_mode = self.config.test_mode;
         let run = session::Run {
             connection: Arc::clone(&self.connection),
             version: self.config.version,
@@ -225,9 +250,16 @@ impl Server {
                 if wait_for_go.recv().is_err() {
                     return;
                 }
-                match kind {
-                    RunKind::Run(request) => run.run_test(stream, request),
-                    RunKind::Single { seed } => run.single_test_case(stream, seed),
+                match (kind, test_mode) {
+                    (RunKind::Run(_), Some(mode)) => {
+                        // hegel-core's test server plays one run, then
+                        // closes the connection: the client starts a new
+                        // server for its next test.
+                        test_mode::run(mode, &run.connection, stream);
+                        run.connection.end(test_mode::FINISHED.to_string());
+                    }
+                    (RunKind::Run(request), None) => run.run_test(stream, request),
+                    (RunKind::Single { seed }, _) => run.single_test_case(stream, seed),
                 }
             });
         match started {

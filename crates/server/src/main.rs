@@ -159,6 +159,17 @@ fn main() -> ExitCode {
     {
         config.stream_timeout = Duration::from_secs_f64(seconds);
     }
+    if let Ok(mode) = std::env::var(geist_server::test_mode::TEST_MODE_VARIABLE)
+        && !mode.is_empty()
+    {
+        match geist_server::test_mode::TestMode::parse(&mode) {
+            Ok(mode) => config.test_mode = Some(mode),
+            Err(e) => {
+                eprintln!("geist-server: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     if std::env::var("HEGEL_PROTOCOL_DEBUG")
         .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
     {
