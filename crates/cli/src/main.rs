@@ -3,7 +3,6 @@
 //! Thin by design: each subcommand parses its arguments and calls a library;
 //! errors are reported with context and a non-zero exit code.
 
-mod bench;
 #[cfg(feature = "genvm")]
 mod calldata;
 mod db;
@@ -44,8 +43,6 @@ enum Command {
     #[cfg(feature = "vectors")]
     /// Validate, inspect and run VM conformance test vectors.
     Vectors(vectors::Args),
-    /// Run geist's benchmarks and print their tables.
-    Bench(bench::Args),
     /// List, export, import and merge example databases.
     Db(db::Args),
 }
@@ -61,7 +58,6 @@ fn main() -> ExitCode {
         Command::Genvm(args) => genvm::run(args),
         #[cfg(feature = "vectors")]
         Command::Vectors(args) => vectors::run(args),
-        Command::Bench(args) => bench::run(args),
         Command::Db(args) => db::run(args),
     };
     match result {
