@@ -75,6 +75,9 @@ enum Mode {
 pub struct TestData {
     prefix: Vec<ChoiceValue>,
     mode: Mode,
+    /// Values to generate next, in order (a copy of an earlier element's
+    /// choices; see [`Collection::more`]), while they fit their constraints.
+    splice: std::collections::VecDeque<ChoiceValue>,
     /// The choices made so far.
     pub nodes: Vec<ChoiceNode>,
     /// Spans opened and closed so far (closed ones have their end set).
@@ -115,6 +118,7 @@ impl TestData {
         TestData {
             prefix,
             mode,
+            splice: std::collections::VecDeque::new(),
             nodes: Vec::new(),
             spans: Vec::new(),
             open_spans: Vec::new(),
@@ -153,6 +157,15 @@ impl TestData {
         match (&mut self.mode, self.nodes.len() >= self.prefix.len()) {
             (Mode::Generate(s), true) => Some(s),
             _ => None,
+        }
+    }
+
+    /// Generates `values` next, in order, as long as each fits the choice
+    /// it is offered to (only while generating past the prefix). The values
+    /// are recorded as ordinary choices, so shrinking treats them like any.
+    fn splice(&mut self, values: Vec<ChoiceValue>) {
+        if self.source().is_some() {
+            self.splice = values.into();
         }
     }
 
@@ -241,6 +254,7 @@ impl TestData {
         }
         let index = self.nodes.len();
         let value = if let Some(forced) = forced {
+            self.splice.pop_front();
             forced
         } else if let Some(recorded) = self.prefix.get(index) {
             if constraints.permits(recorded) {
@@ -252,7 +266,14 @@ impl TestData {
         } else {
             match &mut self.mode {
                 Mode::Generate(source) => {
-                    let v = generate(source, &constraints, &self.recent_integers);
+                    let copied = self.splice.pop_front().filter(|v| constraints.permits(v));
+                    if copied.is_none() {
+                        self.splice.clear();
+                    }
+                    let v = match copied {
+                        Some(v) => v,
+                        None => generate(source, &constraints, &self.recent_integers),
+                    };
                     debug_assert!(constraints.permits(&v), "{v:?} under {constraints:?}");
                     if constraints.permits(&v) {
                         v
@@ -373,6 +394,10 @@ pub struct Collection {
     count: usize,
     rejections: usize,
     element_start: Option<usize>,
+    /// Each finished element's choices, after its "more" choice.
+    elements: Vec<(usize, usize)>,
+    /// Whether the current element is a copy of an earlier one.
+    copied: bool,
     finished: bool,
     /// Whether the size scale for generation has been drawn yet.
     scaled: bool,
@@ -398,6 +423,8 @@ impl Collection {
             count: 0,
             rejections: 0,
             element_start: None,
+            elements: Vec::new(),
+            copied: false,
             finished: false,
             scaled: false,
             average,
@@ -417,9 +444,37 @@ impl Collection {
     }
 
     fn close_element(&mut self, data: &mut TestData) {
+        data.splice.clear();
         if let Some(start) = self.element_start.take() {
-            data.record_span(labels::COLLECTION_ELEMENT, start, data.nodes.len());
+            let end = data.nodes.len();
+            data.record_span(labels::COLLECTION_ELEMENT, start, end);
+            if start < end && self.elements.len() < MAX_COPY_SOURCES {
+                self.elements.push((start + 1, end));
+            }
         }
+    }
+
+    /// Now and then, while generating, an element starts as a copy of an
+    /// earlier one (Hypothesis copies spans that share a label): equal
+    /// elements are what many bugs need (a duplicate in a list, two equal
+    /// keys) and are rare at random. The decision comes from the random
+    /// source, not a choice; the copied values are ordinary choices.
+    fn maybe_copy_element(&mut self, data: &mut TestData) {
+        self.copied = false;
+        if self.elements.is_empty() {
+            return;
+        }
+        let Some(source) = data.source() else { return };
+        if source.unit() >= COPY_PROBABILITY {
+            return;
+        }
+        let (start, end) = self.elements[source.below(self.elements.len() as u64) as usize];
+        let values = data.nodes[start..end]
+            .iter()
+            .map(|n| n.value.clone())
+            .collect();
+        data.splice(values);
+        self.copied = true;
     }
 
     /// Sizes that vary over orders of magnitude find more bugs than sizes that
@@ -469,6 +524,7 @@ impl Collection {
         if more {
             self.count += 1;
             self.element_start = Some(start);
+            self.maybe_copy_element(data);
         } else {
             self.finished = true;
         }
@@ -480,6 +536,11 @@ impl Collection {
     /// makes the test case invalid.
     pub fn reject(&mut self, data: &mut TestData) -> Result<(), StopTest> {
         self.count = self.count.saturating_sub(1);
+        // A copy rejected by a unique collection is the engine's doing: it
+        // counts toward no limit.
+        if std::mem::take(&mut self.copied) {
+            return Ok(());
+        }
         self.rejections += 1;
         if self.rejections > (2 * self.count).max(3) {
             if self.count < self.min_size {
@@ -490,6 +551,11 @@ impl Collection {
         Ok(())
     }
 }
+
+/// How often a generated element starts as a copy of an earlier one.
+const COPY_PROBABILITY: f64 = 0.1;
+/// The earlier elements a collection remembers as copy sources.
+const MAX_COPY_SOURCES: usize = 64;
 
 /// The probability of continuing that gives the desired average number of extra elements.
 fn continue_probability(desired_extra: f64, max_extra: usize) -> f64 {

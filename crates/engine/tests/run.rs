@@ -248,3 +248,48 @@ mod exhaustion {
         assert_eq!(result.test_cases, 2);
     }
 }
+
+/// Issue 13: equal elements, which many bugs need, are found every time
+/// (hegeltest's `test_duplicate_tuples_in_list`: geist used to miss it in 7
+/// of 40 runs).
+mod copies {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::data::Collection;
+
+    #[test]
+    fn a_list_with_two_equal_pairs_is_found_for_every_seed() {
+        for seed in 0..40 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 100,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                let mut pairs = Vec::new();
+                let mut list = Collection::new(0, Some(10));
+                loop {
+                    match list.more(data) {
+                        Ok(true) => {}
+                        Ok(false) => break,
+                        Err(_) => return true,
+                    }
+                    let range = IntegerConstraints::bounded(0, 184);
+                    let (Ok(a), Ok(b)) = (data.draw_integer(range), data.draw_integer(range))
+                    else {
+                        return true;
+                    };
+                    pairs.push((a, b));
+                }
+                let mut sorted = pairs.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                if sorted.len() < pairs.len() {
+                    data.conclude(Status::Interesting, Some("duplicate pair".into()));
+                }
+                true
+            });
+            assert_eq!(result.failures.len(), 1, "seed {seed}: not found");
+        }
+    }
+}
