@@ -65,7 +65,7 @@ struct RecordArgs {
 }
 
 /// The runner with every pack that has fixture kinds.
-fn runner() -> Runner {
+pub(crate) fn runner() -> Runner {
     Runner::new().with_pack(LazilyPack)
 }
 

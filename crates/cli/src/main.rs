@@ -12,6 +12,7 @@ mod fixtures;
 mod genvm;
 #[cfg(feature = "vectors")]
 mod known_drivers;
+mod tour;
 #[cfg(feature = "vectors")]
 mod vectors;
 
@@ -31,6 +32,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Show geist at work on its built-in defaults: check the bundled packs on
+    /// the shared data, then find a planted codec bug and shrink it (seeded).
+    Tour(tour::Args),
     #[cfg(feature = "fixtures")]
     /// Run and record language-agnostic conformance fixture suites.
     Fixtures(fixtures::Args),
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "vectors")]
         Command::Vectors(args) => vectors::run(args),
         Command::Db(args) => db::run(args),
+        Command::Tour(args) => tour::run(args),
     };
     match result {
         Ok(code) => code,
