@@ -66,17 +66,24 @@ impl Source {
     }
 }
 
-const INTEGER_BITS: [(u32, f64); 6] = [
-    (4, 0.25),
-    (8, 0.3),
-    (16, 0.15),
-    (32, 0.12),
-    (64, 0.12),
-    (127, 0.06),
-];
+/// Magnitude widths for integers over ranges too wide to draw uniformly, and
+/// how often each is picked: mostly values of a byte or two around the
+/// simplest value, now and then anything up to 128 bits.
+const INTEGER_BITS: [(u32, f64); 5] = [(8, 4.0), (16, 8.0), (32, 1.0), (64, 1.0), (127, 0.5)];
+
+/// Ranges of at most this many bits are drawn uniformly: every value as
+/// likely as any other, so a bug that needs a value above a few hundred in
+/// `0..=10000` is as easy to find as one below.
+const UNIFORM_BITS: u32 = 24;
+
+/// How often an integer reuses one drawn earlier in the test case (equal values).
+const P_RECENT: f64 = 0.03;
+/// How often an integer is a boundary: a bound, one inside it, or the simplest value.
+const P_BOUNDARY: f64 = 0.05;
 
 fn pick_bits(source: &mut Source) -> u32 {
-    let mut r = source.unit();
+    let total: f64 = INTEGER_BITS.iter().map(|(_, w)| w).sum();
+    let mut r = source.unit() * total;
     for (bits, weight) in INTEGER_BITS {
         if r < weight {
             return bits;
@@ -96,13 +103,13 @@ pub fn integer(source: &mut Source, c: &Constraints, recent: &[i128]) -> ChoiceV
 
 fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let roll = source.unit();
-    if roll < 0.04 && !recent.is_empty() {
+    if roll < P_RECENT && !recent.is_empty() {
         let v = recent[source.below(recent.len() as u64) as usize];
         if c.permits(v) {
             return v;
         }
     }
-    if roll < 0.10 {
+    if roll < P_RECENT + P_BOUNDARY {
         let candidates = [
             c.min,
             c.max,
@@ -117,10 +124,15 @@ fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -
             return v;
         }
     }
+    let uniform = |source: &mut Source, min: i128, max: i128| {
+        min.wrapping_add(source.up_to_u128(max.wrapping_sub(min) as u128) as i128)
+    };
     if let (Some(min), Some(max)) = (c.min, c.max) {
         let span = max.wrapping_sub(min) as u128;
-        if span <= 255 || source.chance(0.25) {
-            return min.wrapping_add(source.up_to_u128(span) as i128);
+        // A narrow range uniformly; a wide one uniformly one time in eight,
+        // else by magnitude around the simplest value (below).
+        if span < (1u128 << UNIFORM_BITS) || source.chance(0.125) {
+            return uniform(source, min, max);
         }
     }
     let s = c.simplest();
@@ -140,10 +152,19 @@ fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -
         }
     }
     match (c.min, c.max) {
-        (Some(min), Some(max)) => {
-            min.wrapping_add(source.up_to_u128(max.wrapping_sub(min) as u128) as i128)
-        }
+        (Some(min), Some(max)) => uniform(source, min, max),
         _ => s,
+    }
+}
+
+/// Generates a choice of any kind, as generation draws it (no earlier values to reuse).
+pub fn any(source: &mut Source, c: &Constraints) -> ChoiceValue {
+    match c {
+        Constraints::Integer(_) => integer(source, c, &[]),
+        Constraints::Float(_) => float(source, c, &[]),
+        Constraints::Boolean { .. } => boolean(source, c, &[]),
+        Constraints::Bytes(_) => bytes(source, c, &[]),
+        Constraints::String { .. } => string(source, c, &[]),
     }
 }
 
@@ -328,6 +349,23 @@ mod tests {
         assert!(seen.len() > 100);
         assert!(seen.contains(&ChoiceValue::Integer(-1000)));
         assert!(seen.contains(&ChoiceValue::Integer(1_000_000)));
+    }
+
+    /// The draws alone, without the run's steering away from repeats
+    /// (tests/distribution.rs measures a whole run).
+    #[test]
+    fn a_narrow_range_is_drawn_nearly_uniformly() {
+        let mut source = Source::from_seed(3);
+        let c = Constraints::Integer(IntegerConstraints::bounded(0, 10_000));
+        let values: Vec<ChoiceValue> = (0..1000).map(|_| integer(&mut source, &c, &[])).collect();
+        let distinct: std::collections::HashSet<_> = values.iter().collect();
+        let small = values
+            .iter()
+            .filter(|v| matches!(v, ChoiceValue::Integer(x) if *x <= 255))
+            .count();
+        // Uniform draws would give about 950 distinct values and 2.6% <= 255.
+        assert!(distinct.len() >= 850, "{} distinct", distinct.len());
+        assert!(small <= 80, "{small} <= 255");
     }
 
     #[test]
