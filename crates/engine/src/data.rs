@@ -152,17 +152,19 @@ impl TestData {
         matches!(self.mode, Mode::Generate(_))
     }
 
-    /// The random source, when generating past the prefix.
+    /// The random source, when generating (also while a generated test case
+    /// still follows its prefix, for decisions that are not choices).
     pub fn source(&mut self) -> Option<&mut Source> {
-        match (&mut self.mode, self.nodes.len() >= self.prefix.len()) {
-            (Mode::Generate(s), true) => Some(s),
-            _ => None,
+        match &mut self.mode {
+            Mode::Generate(s) => Some(s),
+            Mode::Replay => None,
         }
     }
 
     /// Generates `values` next, in order, as long as each fits the choice
-    /// it is offered to (only while generating past the prefix). The values
-    /// are recorded as ordinary choices, so shrinking treats them like any.
+    /// it is offered to (only while generating; a prefix still takes
+    /// precedence over them, position by position). The values are recorded
+    /// as ordinary choices, so shrinking treats them like any.
     fn splice(&mut self, values: Vec<ChoiceValue>) {
         if self.source().is_some() {
             self.splice = values.into();
@@ -257,6 +259,7 @@ impl TestData {
             self.splice.pop_front();
             forced
         } else if let Some(recorded) = self.prefix.get(index) {
+            self.splice.pop_front();
             if constraints.permits(recorded) {
                 recorded.clone()
             } else {

@@ -298,7 +298,15 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         // where its choices end.
         let ended =
             data.status != Some(Status::Overrun) || data.max_choices() >= self.settings.max_choices;
-        match self.tree.record(&data.nodes, ended) {
+        // A discarded span (a rejected filter attempt) kills the branch it
+        // stopped at.
+        let kills: Vec<usize> = data
+            .spans
+            .iter()
+            .filter(|span| span.discarded)
+            .map(|span| span.end)
+            .collect();
+        match self.tree.record(&data.nodes, ended, &kills) {
             Ok(new) => self.last_was_new = new,
             Err(difference) => {
                 self.result.stop = Some(StopReason::Flaky(Flakiness::Generation { difference }));
@@ -477,7 +485,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             } else {
                 self.settings.max_choices
             };
-            let mut data = TestData::generating(Vec::new(), self.source.split(), max_choices);
+            // Steer away from what has run: a prefix of known choices down to
+            // a value never made there, avoiding exhausted branches.
+            let mut source = self.source.split();
+            let prefix = self.tree.novel_prefix(&mut source);
+            let mut data = TestData::generating(prefix, source, max_choices);
             self.execute(&mut data);
             if self.stopped() {
                 break;

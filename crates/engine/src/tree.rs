@@ -14,11 +14,20 @@
 //! node. When the root is exhausted every test case the run could generate
 //! has run, and generation stops (Hypothesis's `DataTree.is_exhausted`).
 //!
+//! A span the test discarded (a filter attempt it rejected) kills the node
+//! where it stopped: whatever follows those choices is not worth exploring
+//! again, so that node counts as exhausted (Hypothesis's `kill_branch`). A
+//! filter that rejects everything over a small space then exhausts the tree.
+//! Generation asks the tree for a novel prefix ([`DataTree::novel_prefix`]):
+//! a path of known choices down to a value no test case made there, avoiding
+//! exhausted branches, so a small space is enumerated rather than re-drawn.
+//!
 //! The tree also answers, without running the test, what a replayed choice
 //! sequence would do when every step of it is already known: the shrinker
 //! skips such candidates (their outcome was seen when the path first ran).
 
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
+use crate::random::Source;
 use std::collections::HashMap;
 
 /// How test cases made the choice at a node.
@@ -80,6 +89,16 @@ fn permitted_values(constraints: &Constraints) -> Option<u128> {
     (n <= COUNTED).then_some(n)
 }
 
+/// The value a counted choice permits at `index` (see [`permitted_values`]).
+fn value_at(constraints: &Constraints, index: u128) -> Option<ChoiceValue> {
+    match constraints {
+        Constraints::Boolean { .. } => Some(ChoiceValue::Boolean(index == 1)),
+        Constraints::Integer(c) => c.value_at(index).map(ChoiceValue::Integer),
+        Constraints::Bytes(_) | Constraints::String { .. } => Some(constraints.simplest()),
+        Constraints::Float(_) => None,
+    }
+}
+
 pub(crate) fn same_kind(a: &Constraints, b: &Constraints) -> bool {
     match (a, b) {
         (Constraints::Integer(x), Constraints::Integer(y)) => x == y,
@@ -127,7 +146,15 @@ impl DataTree {
     /// `ended` says whether the test case ended where its choices end; a test
     /// case cut short by a limit lower than the run's usual one (early small
     /// examples) did not, and a replay of its choices would go on.
-    pub fn record(&mut self, nodes: &[ChoiceNode], ended: bool) -> Result<bool, String> {
+    ///
+    /// `kills` lists positions (numbers of choices made) where the test case
+    /// stopped a discarded span: the node reached there is killed.
+    pub fn record(
+        &mut self,
+        nodes: &[ChoiceNode],
+        ended: bool,
+        kills: &[usize],
+    ) -> Result<bool, String> {
         let mut at = 0usize;
         let mut path = Vec::with_capacity(nodes.len());
         for (i, node) in nodes.iter().enumerate() {
@@ -169,17 +196,115 @@ impl DataTree {
         let new = !self.nodes[at].ends_here;
         if ended {
             self.nodes[at].ends_here = true;
-            if self.nodes[at].children.is_empty() && !self.nodes[at].exhausted {
-                self.nodes[at].exhausted = true;
-                for &parent in path.iter().rev() {
-                    if !self.all_values_exhausted(parent) {
-                        break;
-                    }
-                    self.nodes[parent].exhausted = true;
-                }
+            if self.nodes[at].children.is_empty() {
+                self.mark_exhausted(at, &path);
+            }
+        }
+        for &position in kills {
+            match position.cmp(&path.len()) {
+                std::cmp::Ordering::Less => self.mark_exhausted(path[position], &path[..position]),
+                std::cmp::Ordering::Equal => self.mark_exhausted(at, &path),
+                std::cmp::Ordering::Greater => {}
             }
         }
         Ok(new)
+    }
+
+    /// Marks node `at` exhausted, then each ancestor (`path` leads from the
+    /// root to `at`) whose every permitted value is now exhausted.
+    fn mark_exhausted(&mut self, at: usize, path: &[usize]) {
+        if self.nodes[at].exhausted {
+            return;
+        }
+        self.nodes[at].exhausted = true;
+        for &parent in path.iter().rev() {
+            if self.nodes[parent].exhausted || !self.all_values_exhausted(parent) {
+                break;
+            }
+            self.nodes[parent].exhausted = true;
+        }
+    }
+
+    /// A prefix for the next generated test case that leads somewhere new:
+    /// from the root, at each node whose choice is known, a value drawn as
+    /// generation would draw it, redrawn while it leads to an exhausted
+    /// node; the walk ends at the first value no test case made there (or
+    /// where the tree knows nothing, or cannot avoid an exhausted branch).
+    /// Forced choices are followed as they were made.
+    pub fn novel_prefix(&self, source: &mut Source) -> Vec<ChoiceValue> {
+        const DRAWS: usize = 10;
+        let mut prefix = Vec::new();
+        let mut at = 0usize;
+        loop {
+            let node = &self.nodes[at];
+            if node.exhausted || node.ends_here {
+                return prefix;
+            }
+            let Some(constraints) = &node.constraints else {
+                return prefix;
+            };
+            let value = match &node.forcing {
+                Forcing::To(forced) => forced.clone(),
+                Forcing::Free => {
+                    let mut chosen = None;
+                    for _ in 0..DRAWS {
+                        let v = crate::random::any(source, constraints);
+                        match node.children.get(&v) {
+                            Some(&child) if self.nodes[child].exhausted => continue,
+                            _ => {
+                                chosen = Some(v);
+                                break;
+                            }
+                        }
+                    }
+                    match chosen.or_else(|| self.unexhausted_value(at, source)) {
+                        Some(v) => v,
+                        None => return prefix,
+                    }
+                }
+                Forcing::Unknown | Forcing::Mixed => return prefix,
+            };
+            prefix.push(value.clone());
+            match node.children.get(&value) {
+                Some(&child) => at = child,
+                None => return prefix,
+            }
+        }
+    }
+
+    /// A value at node `at` that does not lead to an exhausted node, when
+    /// random draws kept hitting exhausted ones: one never made there (for
+    /// a counted choice) or a known child that is not exhausted.
+    fn unexhausted_value(&self, at: usize, source: &mut Source) -> Option<ChoiceValue> {
+        let node = &self.nodes[at];
+        let constraints = node.constraints.as_ref()?;
+        let open: Vec<&ChoiceValue> = node
+            .children
+            .iter()
+            .filter(|&(_, &child)| !self.nodes[child].exhausted)
+            .map(|(v, _)| v)
+            .collect();
+        let unseen = permitted_values(constraints).and_then(|n| {
+            let seen = node.children.len() as u128;
+            if seen >= n {
+                return None;
+            }
+            // Start at a random index and take the first value never made.
+            let start = source.up_to_u128(n - 1);
+            (0..n)
+                .map(|k| value_at(constraints, (start + k) % n))
+                .find(|v| v.as_ref().is_some_and(|v| !node.children.contains_key(v)))
+                .flatten()
+        });
+        match unseen {
+            Some(v) if open.is_empty() || source.chance(0.5) => Some(v),
+            _ if !open.is_empty() => {
+                let mut open = open;
+                open.sort_by(|a, b| a.simplicity_cmp(b, constraints));
+                Some(open[source.below(open.len() as u64) as usize].clone())
+            }
+            other => other,
+        }
     }
 
     /// Whether every test case the run could generate has run.
@@ -292,16 +417,16 @@ mod tests {
     #[test]
     fn consistent_generation_is_accepted_and_drift_is_caught() {
         let mut tree = DataTree::default();
-        assert!(tree.record(&[int(0, 5), int(0, 1)], true).unwrap());
-        assert!(tree.record(&[int(0, 5), int(0, 2)], true).unwrap());
-        assert!(tree.record(&[int(0, 6)], true).unwrap());
+        assert!(tree.record(&[int(0, 5), int(0, 1)], true, &[]).unwrap());
+        assert!(tree.record(&[int(0, 5), int(0, 2)], true, &[]).unwrap());
+        assert!(tree.record(&[int(0, 6)], true, &[]).unwrap());
         // A repeat, and a prefix of an earlier path, are told apart.
-        assert!(!tree.record(&[int(0, 5), int(0, 1)], true).unwrap());
-        assert!(tree.record(&[int(0, 5)], true).unwrap());
-        assert!(!tree.record(&[int(0, 5)], true).unwrap());
-        let error = tree.record(&[int(1, 5)], true).unwrap_err();
+        assert!(!tree.record(&[int(0, 5), int(0, 1)], true, &[]).unwrap());
+        assert!(tree.record(&[int(0, 5)], true, &[]).unwrap());
+        assert!(!tree.record(&[int(0, 5)], true, &[]).unwrap());
+        let error = tree.record(&[int(1, 5)], true, &[]).unwrap_err();
         assert!(error.contains("choice 1"), "{error}");
-        let error = tree.record(&[int(0, 5), int(3, 9)], true).unwrap_err();
+        let error = tree.record(&[int(0, 5), int(3, 9)], true, &[]).unwrap_err();
         assert!(error.contains("choice 2"), "{error}");
     }
 
@@ -313,8 +438,8 @@ mod tests {
     fn known_replays_follow_simplest_values_and_forced_choices() {
         let mut tree = DataTree::default();
         // The test draws x >= 0, and a second integer only when x > 0.
-        tree.record(&[int(0, 0)], true).unwrap();
-        tree.record(&[int(0, 3), int(0, 0)], true).unwrap();
+        tree.record(&[int(0, 0)], true, &[]).unwrap();
+        tree.record(&[int(0, 3), int(0, 0)], true, &[]).unwrap();
         assert!(tree.replay_is_known(&[i(0)]));
         assert!(tree.replay_is_known(&[]), "the empty prefix replays as [0]");
         assert!(
@@ -334,18 +459,18 @@ mod tests {
         // A forced choice ignores the prefix.
         let mut forced = int(0, 2);
         forced.forced = true;
-        tree.record(&[int(0, 5), forced.clone()], true).unwrap();
+        tree.record(&[int(0, 5), forced.clone()], true, &[]).unwrap();
         assert!(tree.replay_is_known(&[i(5), i(0)]));
         // A test case cut short by a lower limit did not end there.
-        tree.record(&[int(0, 6)], false).unwrap();
+        tree.record(&[int(0, 6)], false, &[]).unwrap();
         assert!(!tree.replay_is_known(&[i(6)]));
     }
 
     #[test]
     fn runs_past_only_where_a_free_choice_is_known_to_follow() {
         let mut tree = DataTree::default();
-        tree.record(&[int(0, 0)], true).unwrap();
-        tree.record(&[int(0, 3), int(0, 0)], true).unwrap();
+        tree.record(&[int(0, 0)], true, &[]).unwrap();
+        tree.record(&[int(0, 3), int(0, 0)], true, &[]).unwrap();
         assert!(
             tree.replay_runs_past(&[i(3)]),
             "x = 3 draws a second integer"
@@ -356,7 +481,7 @@ mod tests {
         // A forced choice next needs no value from the candidate.
         let mut forced = int(0, 2);
         forced.forced = true;
-        tree.record(&[int(0, 5), forced], true).unwrap();
+        tree.record(&[int(0, 5), forced], true, &[]).unwrap();
         assert!(!tree.replay_runs_past(&[i(5)]));
     }
 
@@ -372,28 +497,85 @@ mod tests {
     fn a_test_without_choices_is_exhausted_after_one_test_case() {
         let mut tree = DataTree::default();
         assert!(!tree.is_exhausted());
-        tree.record(&[], true).unwrap();
+        tree.record(&[], true, &[]).unwrap();
         assert!(tree.is_exhausted());
     }
 
     #[test]
     fn exhausted_once_every_permitted_value_has_run() {
         let mut tree = DataTree::default();
-        tree.record(&[boolean(false)], true).unwrap();
+        tree.record(&[boolean(false)], true, &[]).unwrap();
         assert!(!tree.is_exhausted());
-        tree.record(&[boolean(true), boolean(false)], true).unwrap();
+        tree.record(&[boolean(true), boolean(false)], true, &[]).unwrap();
         assert!(!tree.is_exhausted());
-        tree.record(&[boolean(true), boolean(true)], true).unwrap();
+        tree.record(&[boolean(true), boolean(true)], true, &[]).unwrap();
         assert!(tree.is_exhausted());
     }
 
     #[test]
     fn unbounded_or_cut_short_paths_never_exhaust() {
         let mut tree = DataTree::default();
-        tree.record(&[int(0, 1)], true).unwrap();
+        tree.record(&[int(0, 1)], true, &[]).unwrap();
         assert!(!tree.is_exhausted(), "an integer bounded only below");
         let mut tree = DataTree::default();
-        tree.record(&[], false).unwrap();
+        tree.record(&[], false, &[]).unwrap();
         assert!(!tree.is_exhausted(), "a test case cut short by a limit");
     }
+    fn bounded(min: i128, max: i128, v: i128) -> ChoiceNode {
+        ChoiceNode {
+            constraints: Constraints::Integer(IntegerConstraints::bounded(min, max)),
+            value: ChoiceValue::Integer(v),
+            forced: false,
+        }
+    }
+
+    #[test]
+    fn a_discarded_span_kills_its_branch() {
+        let mut tree = DataTree::default();
+        // Filter attempts over 0..=2, each discarded after its one choice.
+        tree.record(&[bounded(0, 2, 1), bounded(0, 2, 1)], true, &[1, 2])
+            .unwrap();
+        tree.record(&[bounded(0, 2, 0), bounded(0, 2, 2)], true, &[1, 2])
+            .unwrap();
+        assert!(!tree.is_exhausted(), "2 was never the first attempt");
+        tree.record(&[bounded(0, 2, 2), bounded(0, 2, 0)], true, &[1, 2])
+            .unwrap();
+        assert!(tree.is_exhausted());
+        // Without the kills the same paths exhaust nothing.
+        let mut tree = DataTree::default();
+        for first in 0..3 {
+            tree.record(&[bounded(0, 2, first), bounded(0, 2, 0)], true, &[])
+                .unwrap();
+        }
+        assert!(!tree.is_exhausted());
+    }
+
+    #[test]
+    fn novel_prefixes_avoid_exhausted_branches() {
+        let mut tree = DataTree::default();
+        let mut source = Source::from_seed(9);
+        // One choice in 0..=99; 98 of the values have run.
+        for v in 0..100 {
+            if v != 17 && v != 60 {
+                tree.record(&[bounded(0, 99, v)], true, &[]).unwrap();
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..50 {
+            let prefix = tree.novel_prefix(&mut source);
+            assert_eq!(prefix.len(), 1);
+            seen.insert(prefix[0].clone());
+        }
+        let expected: std::collections::HashSet<_> = [i(17), i(60)].into_iter().collect();
+        assert_eq!(seen, expected);
+        // Below a known, open node the walk goes on to the new value.
+        let mut tree = DataTree::default();
+        tree.record(&[boolean(false)], true, &[]).unwrap();
+        tree.record(&[boolean(true), boolean(false)], true, &[]).unwrap();
+        for _ in 0..20 {
+            let prefix = tree.novel_prefix(&mut source);
+            assert_eq!(prefix, vec![ChoiceValue::Boolean(true), ChoiceValue::Boolean(true)]);
+        }
+    }
 }
+

@@ -247,6 +247,66 @@ mod exhaustion {
         assert!(result.passed(), "{:?}", result.stop);
         assert_eq!(result.test_cases, 2);
     }
+
+    /// A filter that rejects everything, as Hegel clients run one: up to
+    /// `attempts` draws, each in a span the client discards, then the test
+    /// case is rejected.
+    fn always_rejecting_filter(
+        min: i128,
+        max: i128,
+        attempts: usize,
+    ) -> impl FnMut(&mut TestData) -> bool {
+        move |data: &mut TestData| {
+            for _ in 0..attempts {
+                data.start_span(0xF1);
+                if data
+                    .draw_integer(geist_engine::choice::IntegerConstraints::bounded(min, max))
+                    .is_err()
+                {
+                    return true;
+                }
+                data.stop_span(true);
+            }
+            data.conclude(Status::Invalid, None);
+            true
+        }
+    }
+
+    /// hegel-typescript's "filter that always fails causes assumption
+    /// rejection": `integers(0, 10).filter(() => false)` passes on
+    /// Hypothesis after at most 11 test cases; it used to fail
+    /// filter_too_much on geist.
+    #[test]
+    fn an_always_failing_filter_over_a_small_range_exhausts() {
+        for seed in 0..20 {
+            for attempts in [1, 3] {
+                let settings = RunSettings {
+                    seed,
+                    test_cases: 5,
+                    ..RunSettings::default()
+                };
+                let result = run(&settings, &[], &mut always_rejecting_filter(0, 10, attempts));
+                assert!(result.passed(), "seed {seed}: {:?}", result.stop);
+                assert!(
+                    result.test_cases <= 11,
+                    "seed {seed}, {attempts} attempts: {} test cases",
+                    result.test_cases
+                );
+            }
+        }
+    }
+
+    /// A space too large to exhaust still fails the health check.
+    #[test]
+    fn an_always_failing_filter_over_a_large_range_fails_filter_too_much() {
+        let result = run(
+            &RunSettings::default(),
+            &[],
+            &mut always_rejecting_filter(0, 1_000_000, 3),
+        );
+        let failure = result.health_check_failure().expect("a health check");
+        assert!(failure.to_string().contains("filter_too_much"), "{failure}");
+    }
 }
 
 /// Issue 13: equal elements, which many bugs need, are found every time
