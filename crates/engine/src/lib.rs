@@ -18,6 +18,7 @@ pub mod database;
 pub mod generate;
 pub mod health;
 pub mod pool;
+pub mod mutate;
 pub mod pull;
 pub mod random;
 pub mod recursion;

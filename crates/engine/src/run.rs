@@ -464,6 +464,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         let small_limit = (5 * self.simplest_length + 10).min(self.settings.max_choices);
         // With targets, half the budget goes to hill-climbing afterwards.
         let mut consecutive_duplicates = 0u32;
+        let mut mutation: Option<Vec<ChoiceValue>> = None;
         while self.should_generate_more()
             && self.result.invalid_test_cases - self.small_overruns < max_invalid
         {
@@ -485,12 +486,30 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             } else {
                 self.settings.max_choices
             };
-            // Steer away from what has run: a prefix of known choices down to
-            // a value never made there, avoiding exhausted branches.
+            // A mutation of the last test case if one is due; else steer away
+            // from what has run: a prefix of known choices down to a value
+            // never made there, avoiding exhausted branches.
             let mut source = self.source.split();
-            let prefix = self.tree.novel_prefix(&mut source);
+            let mutated = mutation.take();
+            let is_mutation = mutated.is_some();
+            let prefix = mutated.unwrap_or_else(|| self.tree.novel_prefix(&mut source));
             let mut data = TestData::generating(prefix, source, max_choices);
             self.execute(&mut data);
+            if !is_mutation
+                && matches!(data.status, Some(Status::Valid | Status::Invalid))
+                && let Some(source) = data.source()
+                && source.chance(MUTATION_PROBABILITY)
+            {
+                let mut source = source.split();
+                mutation = crate::mutate::copy_onto_equal_label(
+                    &data.nodes,
+                    &data.spans,
+                    &mut source,
+                )
+                .filter(|choices| {
+                    !self.tree.prefix_is_exhausted(choices) && !self.tree.replay_is_known(choices)
+                });
+            }
             if self.stopped() {
                 break;
             }
@@ -641,6 +660,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         self.result
     }
 }
+
+/// How often a generated test case (valid or invalid) is followed by a
+/// mutation of it that copies a span onto another with the same label
+/// ([`crate::mutate`]).
+const MUTATION_PROBABILITY: f64 = 0.5;
 
 /// Adds one shrink's per-pass figures to the run's, pass by pass.
 fn merge_statistics(total: &mut Vec<PassStatistics>, more: &[PassStatistics]) {

@@ -225,6 +225,27 @@ impl DataTree {
         }
     }
 
+    /// Whether following `prefix` reaches an exhausted node (a killed one,
+    /// or one under which everything has run): a test case starting with it
+    /// explores nothing new.
+    pub fn prefix_is_exhausted(&self, prefix: &[ChoiceValue]) -> bool {
+        let mut at = 0usize;
+        for value in prefix {
+            if self.nodes[at].exhausted {
+                return true;
+            }
+            let value = match &self.nodes[at].forcing {
+                Forcing::To(forced) => forced,
+                _ => value,
+            };
+            match self.nodes[at].children.get(value) {
+                Some(&child) => at = child,
+                None => return false,
+            }
+        }
+        self.nodes[at].exhausted
+    }
+
     /// A prefix for the next generated test case that leads somewhere new:
     /// from the root, at each node whose choice is known, a value drawn as
     /// generation would draw it, redrawn while it leads to an exhausted

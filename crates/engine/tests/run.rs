@@ -353,3 +353,54 @@ mod copies {
         }
     }
 }
+
+/// Issue 13: hegel-cpp's `FindStrings.LongDuplicatesStrings` (two strings,
+/// equal, of five or more code points), which geist used to give up on after
+/// 1,000 test cases (hegel-core finds it in about 48): a string choice copied
+/// onto another with the same constraints (the label-sharing mutation) finds it.
+mod equal_strings {
+    use super::*;
+    use geist_engine::charset::CharSet;
+    use geist_engine::choice::SizeConstraints;
+    use std::sync::Arc;
+
+    #[test]
+    fn two_equal_long_strings_are_found_for_every_seed() {
+        let alphabet = Arc::new(CharSet::from_intervals(vec![
+            (0, 0xD7FF),
+            (0xE000, 0x10FFFF),
+        ]));
+        let size = SizeConstraints {
+            min_size: 0,
+            max_size: 100,
+        };
+        let mut calls = Vec::new();
+        for seed in 0..30 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 1000,
+                ..RunSettings::default()
+            };
+            let mut first_found = None;
+            let mut count = 0u64;
+            let result = run(&settings, &[], &mut |data| {
+                count += 1;
+                let (Ok(a), Ok(b)) = (
+                    data.draw_string(alphabet.clone(), size),
+                    data.draw_string(alphabet.clone(), size),
+                ) else {
+                    return true;
+                };
+                if a.len() >= 5 && a == b {
+                    first_found.get_or_insert(count);
+                    data.conclude(Status::Interesting, Some("equal".into()));
+                }
+                true
+            });
+            assert_eq!(result.failures.len(), 1, "seed {seed}: not found");
+            calls.push(first_found.unwrap_or(0));
+        }
+        calls.sort_unstable();
+        println!("test cases to the first failure: median {}, most {}", calls[15], calls[29]);
+    }
+}
