@@ -132,7 +132,11 @@ mod tests {
             assert_eq!(out.len(), 5);
             seen.insert(out);
         }
-        let i = |v: &[i128]| v.iter().map(|&x| ChoiceValue::Integer(x)).collect::<Vec<_>>();
+        let i = |v: &[i128]| {
+            v.iter()
+                .map(|&x| ChoiceValue::Integer(x))
+                .collect::<Vec<_>>()
+        };
         assert!(seen.contains(&i(&[1, 2, 1, 2, 5])));
         assert!(seen.contains(&i(&[3, 4, 3, 4, 5])));
         // Single choices with the same constraints count as spans too.

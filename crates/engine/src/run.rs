@@ -501,14 +501,12 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 && source.chance(MUTATION_PROBABILITY)
             {
                 let mut source = source.split();
-                mutation = crate::mutate::copy_onto_equal_label(
-                    &data.nodes,
-                    &data.spans,
-                    &mut source,
-                )
-                .filter(|choices| {
-                    !self.tree.prefix_is_exhausted(choices) && !self.tree.replay_is_known(choices)
-                });
+                mutation =
+                    crate::mutate::copy_onto_equal_label(&data.nodes, &data.spans, &mut source)
+                        .filter(|choices| {
+                            !self.tree.prefix_is_exhausted(choices)
+                                && !self.tree.replay_is_known(choices)
+                        });
             }
             if self.stopped() {
                 break;

@@ -480,7 +480,8 @@ mod tests {
         // A forced choice ignores the prefix.
         let mut forced = int(0, 2);
         forced.forced = true;
-        tree.record(&[int(0, 5), forced.clone()], true, &[]).unwrap();
+        tree.record(&[int(0, 5), forced.clone()], true, &[])
+            .unwrap();
         assert!(tree.replay_is_known(&[i(5), i(0)]));
         // A test case cut short by a lower limit did not end there.
         tree.record(&[int(0, 6)], false, &[]).unwrap();
@@ -527,9 +528,11 @@ mod tests {
         let mut tree = DataTree::default();
         tree.record(&[boolean(false)], true, &[]).unwrap();
         assert!(!tree.is_exhausted());
-        tree.record(&[boolean(true), boolean(false)], true, &[]).unwrap();
+        tree.record(&[boolean(true), boolean(false)], true, &[])
+            .unwrap();
         assert!(!tree.is_exhausted());
-        tree.record(&[boolean(true), boolean(true)], true, &[]).unwrap();
+        tree.record(&[boolean(true), boolean(true)], true, &[])
+            .unwrap();
         assert!(tree.is_exhausted());
     }
 
@@ -592,11 +595,14 @@ mod tests {
         // Below a known, open node the walk goes on to the new value.
         let mut tree = DataTree::default();
         tree.record(&[boolean(false)], true, &[]).unwrap();
-        tree.record(&[boolean(true), boolean(false)], true, &[]).unwrap();
+        tree.record(&[boolean(true), boolean(false)], true, &[])
+            .unwrap();
         for _ in 0..20 {
             let prefix = tree.novel_prefix(&mut source);
-            assert_eq!(prefix, vec![ChoiceValue::Boolean(true), ChoiceValue::Boolean(true)]);
+            assert_eq!(
+                prefix,
+                vec![ChoiceValue::Boolean(true), ChoiceValue::Boolean(true)]
+            );
         }
     }
 }
-

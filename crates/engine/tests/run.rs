@@ -130,6 +130,30 @@ mod health_checks {
         }
     }
 
+    /// hegel-go's TestHealthCheckFailureFilterTooMuch: `assume(n == 0)` over
+    /// `0..=1000`, 200 test cases, must fail filter_too_much. geist used to
+    /// draw 0 so often that it passed.
+    #[test]
+    fn a_filter_passing_one_value_in_a_thousand_fails_filter_too_much() {
+        for seed in 0..20 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 200,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Ok(n) = data.draw_integer(IntegerConstraints::bounded(0, 1000))
+                    && n != 0
+                {
+                    data.conclude(Status::Invalid, None);
+                }
+                true
+            });
+            let failure = result.health_check_failure().expect("a health check");
+            assert!(failure.to_string().contains("filter_too_much"), "{failure}");
+        }
+    }
+
     #[test]
     fn slow_generation_fails_too_slow_unless_suppressed() {
         let settings = RunSettings {
@@ -285,7 +309,11 @@ mod exhaustion {
                     test_cases: 5,
                     ..RunSettings::default()
                 };
-                let result = run(&settings, &[], &mut always_rejecting_filter(0, 10, attempts));
+                let result = run(
+                    &settings,
+                    &[],
+                    &mut always_rejecting_filter(0, 10, attempts),
+                );
                 assert!(result.passed(), "seed {seed}: {:?}", result.stop);
                 assert!(
                     result.test_cases <= 11,
@@ -401,6 +429,9 @@ mod equal_strings {
             calls.push(first_found.unwrap_or(0));
         }
         calls.sort_unstable();
-        println!("test cases to the first failure: median {}, most {}", calls[15], calls[29]);
+        println!(
+            "test cases to the first failure: median {}, most {}",
+            calls[15], calls[29]
+        );
     }
 }

@@ -342,3 +342,88 @@ mod list_shrinking_regressions {
         }
     }
 }
+
+/// hegel-cpp's `ShrinkCollections.FindLargeUnionList`: a list (at least one)
+/// of sets (of at least one i64 each) whose union has ten values shrinks to
+/// one set of ten consecutive values, as Hypothesis shrinks it: two sets
+/// merge into one.
+mod union_of_sets {
+    use super::*;
+    use geist_engine::generate::{Schema, generate};
+    use geist_engine::value::Value;
+
+    fn map(entries: Vec<(&str, Value)>) -> Value {
+        Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (Value::text(k), v))
+                .collect(),
+        )
+    }
+
+    fn ints(v: &Value) -> Vec<i128> {
+        let Value::Array(items) = v else { panic!() };
+        items
+            .iter()
+            .map(|v| match v {
+                Value::Integer(i) => *i,
+                _ => panic!(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sets_with_a_large_union_merge_into_one() {
+        let integer = map(vec![
+            ("type", Value::text("integer")),
+            ("min_value", Value::Integer(i64::MIN.into())),
+            ("max_value", Value::Integer(i64::MAX.into())),
+        ]);
+        let set = map(vec![
+            ("type", Value::text("list")),
+            ("unique", Value::Bool(true)),
+            ("min_size", Value::Integer(1)),
+            ("elements", integer),
+        ]);
+        let s = Schema::parse(&map(vec![
+            ("type", Value::text("list")),
+            ("min_size", Value::Integer(1)),
+            ("elements", set),
+        ]))
+        .unwrap();
+        let mut one_set = 0;
+        for seed in 0..10 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 1000,
+                ..RunSettings::default()
+            };
+            let union = |v: &Value| -> Vec<i128> {
+                let Value::Array(sets) = v else { panic!() };
+                let mut all: Vec<i128> = sets.iter().flat_map(ints).collect();
+                all.sort_unstable();
+                all.dedup();
+                all
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Ok(v) = generate(&s, data)
+                    && union(&v).len() >= 10
+                {
+                    data.conclude(Status::Interesting, Some("large union".into()));
+                }
+                true
+            });
+            assert_eq!(result.failures.len(), 1, "seed {seed}");
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
+            let v = generate(&s, &mut replay).unwrap();
+            let Value::Array(sets) = &v else { panic!() };
+            let all = union(&v);
+            assert_eq!(all.len(), 10, "seed {seed}: {v:?}");
+            assert_eq!(all[9], all[0] + 9, "seed {seed}: {v:?}");
+            if sets.len() == 1 {
+                one_set += 1;
+            }
+        }
+        assert_eq!(one_set, 10, "one set for {one_set} of 10 seeds");
+    }
+}
