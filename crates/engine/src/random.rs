@@ -67,9 +67,20 @@ impl Source {
 }
 
 /// Magnitude widths for integers over ranges too wide to draw uniformly, and
-/// how often each is picked: mostly values of a byte or two around the
-/// simplest value, now and then anything up to 128 bits.
-const INTEGER_BITS: [(u32, f64); 5] = [(8, 4.0), (16, 8.0), (32, 1.0), (64, 1.0), (127, 0.5)];
+/// how often each is picked: mostly values of a nibble to two bytes around
+/// the simplest value, now and then anything up to 128 bits. (Hypothesis
+/// weighs 8/16/32/64/128 bits 4/8/1/1/0.5; with those, and a uniform draw
+/// one time in eight, the shrinking challenges over 200 seeds took 629
+/// shrink executions in all, 552 with these; the difference challenges,
+/// over 1..=2^31-1, twice as many with Hypothesis' sizes.)
+const INTEGER_BITS: [(u32, f64); 6] = [
+    (4, 0.25),
+    (8, 0.3),
+    (16, 0.15),
+    (32, 0.12),
+    (64, 0.12),
+    (127, 0.06),
+];
 
 /// Ranges of at most this many bits are drawn uniformly: every value as
 /// likely as any other, so a bug that needs a value above a few hundred in
@@ -129,9 +140,9 @@ fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -
     };
     if let (Some(min), Some(max)) = (c.min, c.max) {
         let span = max.wrapping_sub(min) as u128;
-        // A narrow range uniformly; a wide one uniformly one time in eight,
+        // A narrow range uniformly; a wide one uniformly one time in four,
         // else by magnitude around the simplest value (below).
-        if span < (1u128 << UNIFORM_BITS) || source.chance(0.125) {
+        if span < (1u128 << UNIFORM_BITS) || source.chance(0.25) {
             return uniform(source, min, max);
         }
     }
