@@ -399,8 +399,6 @@ pub struct Collection {
     element_start: Option<usize>,
     /// Each finished element's choices, after its "more" choice.
     elements: Vec<(usize, usize)>,
-    /// Whether the current element is a copy of an earlier one.
-    copied: bool,
     finished: bool,
     /// Whether the size scale for generation has been drawn yet.
     scaled: bool,
@@ -427,7 +425,6 @@ impl Collection {
             rejections: 0,
             element_start: None,
             elements: Vec::new(),
-            copied: false,
             finished: false,
             scaled: false,
             average,
@@ -463,7 +460,6 @@ impl Collection {
     /// keys) and are rare at random. The decision comes from the random
     /// source, not a choice; the copied values are ordinary choices.
     fn maybe_copy_element(&mut self, data: &mut TestData) {
-        self.copied = false;
         if self.elements.is_empty() {
             return;
         }
@@ -477,7 +473,6 @@ impl Collection {
             .map(|n| n.value.clone())
             .collect();
         data.splice(values);
-        self.copied = true;
     }
 
     /// Sizes that vary over orders of magnitude find more bugs than sizes that
@@ -539,11 +534,10 @@ impl Collection {
     /// makes the test case invalid.
     pub fn reject(&mut self, data: &mut TestData) -> Result<(), StopTest> {
         self.count = self.count.saturating_sub(1);
-        // A copy rejected by a unique collection is the engine's doing: it
-        // counts toward no limit.
-        if std::mem::take(&mut self.copied) {
-            return Ok(());
-        }
+        // A rejected copy counts like any other rejection: whether an element
+        // was a copy comes from the random source, and what the collection
+        // does next must depend on the choices alone (the same choices must
+        // ask for the same things, or replay reports the test as flaky).
         self.rejections += 1;
         if self.rejections > (2 * self.count).max(3) {
             if self.count < self.min_size {
