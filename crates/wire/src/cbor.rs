@@ -60,6 +60,8 @@ fn check_structure(bytes: &[u8]) -> Result<(), CborError> {
     // Number of items still expected at each open level; u64::MAX marks an
     // indefinite-length container closed by a 0xFF break.
     let mut pending: Vec<u64> = vec![1];
+    // Whether the item being read is the content of a bignum tag (2 or 3).
+    let mut in_bignum = false;
     while let Some(top) = pending.last_mut() {
         if *top == 0 {
             pending.pop();
@@ -109,6 +111,15 @@ fn check_structure(bytes: &[u8]) -> Result<(), CborError> {
             }
         };
         let remaining = (bytes.len() - pos) as u64;
+        // A bignum over an indefinite-length byte string would decode as a
+        // tag, and its re-encoding (definite) as an integer: refused, so that
+        // what decodes re-encodes to the same value.
+        if std::mem::take(&mut in_bignum) && major == 2 && argument.is_none() {
+            return Err(CborError(format!(
+                "bignum at byte {} holds an indefinite-length byte string",
+                pos - 1
+            )));
+        }
         match (major, argument) {
             (0 | 1 | 7, Some(_)) => {}
             (2 | 3, Some(len)) => {
@@ -137,7 +148,10 @@ fn check_structure(bytes: &[u8]) -> Result<(), CborError> {
                 }
                 pending.push(count * 2);
             }
-            (6, Some(_)) => pending.push(1),
+            (6, Some(tag)) => {
+                in_bignum = tag == TAG_POSITIVE_BIGNUM || tag == TAG_NEGATIVE_BIGNUM;
+                pending.push(1);
+            }
             _ => {
                 return Err(CborError(format!(
                     "indefinite length not allowed for major type {major} at byte {}",
@@ -349,6 +363,24 @@ mod tests {
             big_integer(&(-BigInt::from(u128::MAX) - 1)),
             Value::Tag(3, Box::new(Value::Bytes(vec![0xFF; 16])))
         );
+    }
+
+    #[test]
+    fn bignums_over_indefinite_byte_strings_are_refused() {
+        // Found by fuzz/fuzz_targets/server_cbor.rs: `3([_ ])` decoded as a tag
+        // and re-decoded, after encoding, as the integer -1.
+        for bytes in [
+            &[0xC3, 0x5F, 0xFF][..],
+            &[0xC2, 0x5F, 0x41, 0x01, 0xFF],
+            &[0x81, 0xC3, 0x5F, 0xFF],
+        ] {
+            let error = decode(bytes).unwrap_err().to_string();
+            assert!(error.contains("indefinite-length byte string"), "{error}");
+        }
+        assert_eq!(decode(&[0xC3, 0x40]).unwrap(), Value::Integer((-1).into()));
+        // Other tags may hold indefinite strings.
+        assert!(decode(&[0xC6, 0x5F, 0xFF]).is_ok());
+        assert!(decode(&[0xC3, 0xC6, 0x5F, 0xFF]).is_ok());
     }
 
     #[test]
