@@ -200,6 +200,7 @@ pub fn draw_snapshot(c: &mut impl Choices) -> Snapshot {
             node: draw_node_id(c),
             type_tag: draw_type_tag(c),
             state: draw_node_state(c),
+            key: None,
         }),
         edges: draw_list(c, 4, |c| EdgeSnapshot {
             dependent: draw_node_id(c),
@@ -247,6 +248,7 @@ pub fn draw_graph(c: &mut impl Choices) -> Mirror {
             .or_insert_with(|| crate::receiver::MirrorNode {
                 type_tag: draw_type_tag(c),
                 state: draw_node_state(c),
+                key: None,
             });
     }
     let ids: Vec<NodeId> = graph.nodes.keys().copied().collect();

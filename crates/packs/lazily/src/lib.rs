@@ -16,7 +16,7 @@ pub mod pack;
 pub mod receiver;
 
 pub use message::{
-    BlobBackend, DecodeError, Delta, DeltaOp, EdgeSnapshot, IpcMessage, IpcValue, NodeId,
+    BlobBackend, DecodeError, Delta, DeltaOp, EdgeSnapshot, IpcMessage, IpcValue, NodeId, NodeKey,
     NodeSnapshot, NodeState, ResyncRequest, ShmBlobRef, Snapshot, decode, encode,
 };
 pub use pack::LazilyPack;

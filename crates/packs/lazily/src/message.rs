@@ -109,6 +109,60 @@ pub struct NodeSnapshot {
     pub type_tag: String,
     /// Its value.
     pub state: NodeState,
+    /// Its wire-stable keyed address (a collection entry's path), if it has one;
+    /// absent and `null` both mean none, and none is omitted on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<NodeKey>,
+}
+
+/// The longest [`NodeKey`] in bytes (lazily's `NODE_KEY_MAX_LEN`).
+pub const NODE_KEY_MAX_LEN: usize = 1024;
+/// The most `/`-separated segments in a [`NodeKey`] (lazily's `NODE_KEY_MAX_SEGMENTS`).
+pub const NODE_KEY_MAX_SEGMENTS: usize = 32;
+
+/// A node's keyed address: a `/`-joined path (`scores/alice`) of at most
+/// [`NODE_KEY_MAX_LEN`] bytes and [`NODE_KEY_MAX_SEGMENTS`] non-empty segments.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct NodeKey(String);
+
+impl NodeKey {
+    /// The path.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for NodeKey {
+    type Error = String;
+
+    fn try_from(path: String) -> Result<NodeKey, String> {
+        if path.is_empty() {
+            return Err("node key path is empty".to_string());
+        }
+        if path.len() > NODE_KEY_MAX_LEN {
+            return Err(format!(
+                "node key path is {} bytes, exceeds {NODE_KEY_MAX_LEN}",
+                path.len()
+            ));
+        }
+        let segments = path.split('/').count();
+        if segments > NODE_KEY_MAX_SEGMENTS {
+            return Err(format!(
+                "node key has {segments} segments, exceeds {NODE_KEY_MAX_SEGMENTS}"
+            ));
+        }
+        if path.split('/').any(str::is_empty) {
+            return Err("node key path has an empty segment".to_string());
+        }
+        Ok(NodeKey(path))
+    }
+}
+
+impl From<NodeKey> for String {
+    fn from(key: NodeKey) -> String {
+        key.0
+    }
 }
 
 /// A dependency edge: `dependent` reads `dependency`.
@@ -185,9 +239,20 @@ pub struct ShmBlobRef {
     pub epoch: u64,
     /// FNV-1a-64 of the payload.
     pub checksum: u64,
-    /// The backend; omitted on the wire when it is the default `shm`.
-    #[serde(default, skip_serializing_if = "BlobBackend::is_default")]
+    /// The backend; omitted on the wire when it is the default `shm`, and an
+    /// explicit `null` reads as `shm` too (as lazily reads it).
+    #[serde(
+        default,
+        deserialize_with = "backend_null_is_shm",
+        skip_serializing_if = "BlobBackend::is_default"
+    )]
     pub backend: BlobBackend,
+}
+
+fn backend_null_is_shm<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BlobBackend, D::Error> {
+    Ok(Option::<BlobBackend>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// An incremental change set.
@@ -343,6 +408,7 @@ mod tests {
                 node: NodeId(1),
                 type_tag: "i32".into(),
                 state: NodeState::Opaque,
+                key: None,
             }],
             edges: vec![],
             roots: vec![NodeId(1)],
@@ -379,11 +445,51 @@ mod tests {
             br#"{"Nope":{}}"#,
             br#"{"Snapshot":{"epoch":1,"nodes":[{"node":1,"type_tag":"t","state":{"Payload":[256]}}],"edges":[],"roots":[]}}"#,
             br#"{"Snapshot":{"epoch":1,"nodes":[{"node":1,"type_tag":"t","state":{"SharedBlob":{"offset":0,"len":0,"generation":0,"epoch":0,"checksum":0,"backend":"disk"}}}],"edges":[],"roots":[]}}"#,
-            br#"{"Snapshot":{"epoch":1,"nodes":[{"node":1,"type_tag":"t","state":{"SharedBlob":{"offset":0,"len":0,"generation":0,"epoch":0,"checksum":0,"backend":null}}}],"edges":[],"roots":[]}}"#,
             br#"{"ResyncRequest":{"from_epoch":-1}}"#,
             br#"{"ResyncRequest":{"from_epoch":1}} x"#,
         ] {
             assert!(decode(bad).is_err(), "{} decoded", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn backend_null_reads_as_shm_and_keys_may_be_absent_null_or_present() {
+        let blob = |backend: &str| {
+            format!(
+                r#"{{"Snapshot":{{"epoch":1,"nodes":[{{"node":1,"type_tag":"t","state":{{"SharedBlob":{{"offset":0,"len":0,"generation":0,"epoch":0,"checksum":0{backend}}}}}}}],"edges":[],"roots":[]}}}}"#
+            )
+        };
+        let absent = decode(blob("").as_bytes()).unwrap();
+        assert_eq!(
+            decode(blob(r#","backend":null"#).as_bytes()).unwrap(),
+            absent
+        );
+        assert_eq!(
+            encode(&decode(blob(r#","backend":"shm""#).as_bytes()).unwrap()),
+            blob("").into_bytes()
+        );
+
+        let node = |key: &str| {
+            format!(
+                r#"{{"Snapshot":{{"epoch":1,"nodes":[{{"node":1,"type_tag":"t","state":"Opaque"{key}}}],"edges":[],"roots":[]}}}}"#
+            )
+        };
+        let without = decode(node("").as_bytes()).unwrap();
+        assert_eq!(decode(node(r#","key":null"#).as_bytes()).unwrap(), without);
+        let with = decode(node(r#","key":"scores/alice""#).as_bytes()).unwrap();
+        let IpcMessage::Snapshot(snapshot) = &with else {
+            panic!("{with:?}")
+        };
+        assert_eq!(
+            snapshot.nodes[0].key.as_ref().map(NodeKey::as_str),
+            Some("scores/alice")
+        );
+        assert_eq!(encode(&with), node(r#","key":"scores/alice""#).into_bytes());
+        assert_eq!(encode(&without), node("").into_bytes());
+        for bad in [r#","key":"""#, r#","key":"a//b""#, r#","key":7"#] {
+            assert!(decode(node(bad).as_bytes()).is_err(), "{bad}");
+        }
+        let deep = format!(r#","key":"{}""#, vec!["s"; 33].join("/"));
+        assert!(decode(node(&deep).as_bytes()).is_err());
     }
 }

@@ -15,7 +15,7 @@
 //! inconsistent: nothing is applied and a resync is requested.
 
 use crate::message::{
-    Delta, DeltaOp, EdgeSnapshot, IpcMessage, IpcValue, NodeId, NodeSnapshot, NodeState,
+    Delta, DeltaOp, EdgeSnapshot, IpcMessage, IpcValue, NodeId, NodeKey, NodeSnapshot, NodeState,
     ResyncRequest, Snapshot,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,6 +27,8 @@ pub struct MirrorNode {
     pub type_tag: String,
     /// Its last published body.
     pub state: NodeState,
+    /// Its keyed address, as the snapshot gave it (deltas do not change it).
+    pub key: Option<NodeKey>,
 }
 
 /// The receiver's copy of the graph.
@@ -87,6 +89,7 @@ impl Mirror {
             let entry = MirrorNode {
                 type_tag: node.type_tag.clone(),
                 state: node.state.clone(),
+                key: node.key.clone(),
             };
             if mirror.nodes.insert(node.node, entry).is_some() {
                 return Err(MirrorError::DuplicateNode {
@@ -129,6 +132,7 @@ impl Mirror {
                     node: *id,
                     type_tag: node.type_tag.clone(),
                     state: node.state.clone(),
+                    key: node.key.clone(),
                 })
                 .collect(),
             edges: self.edges.iter().copied().collect(),
@@ -190,6 +194,7 @@ impl Mirror {
                     MirrorNode {
                         type_tag: type_tag.clone(),
                         state: state.clone(),
+                        key: None,
                     },
                 );
             }
@@ -425,6 +430,7 @@ mod tests {
                 node: id(1),
                 type_tag: "i32".into(),
                 state: NodeState::Opaque,
+                key: None,
             }],
             edges: vec![],
             roots: vec![id(1)],
