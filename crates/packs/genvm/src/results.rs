@@ -16,4 +16,7 @@ pub use module_result::{ModuleAnswer, ModuleResult, ModuleResultError, Operation
 pub use sub_vm::{
     RESULT_CODE_RETURN, RESULT_CODE_USER_ERROR, RESULT_CODE_VM_ERROR, SubVmResult, SubVmResultError,
 };
-pub use vm_error::{ParamKind, VM_ERROR_TRIE, VmError, VmErrorParam, VmErrorRefusal};
+pub use vm_error::{
+    ParamKind, VM_ERROR_TRIE, VM_ERROR_TRIE_V0_1_8, VmError, VmErrorParam, VmErrorRefusal,
+    Vocabulary,
+};

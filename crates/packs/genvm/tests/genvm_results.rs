@@ -41,6 +41,7 @@ fn vm_errors_are_validated() {
         code,
         param,
         detail,
+        ..
     }) = result
     else {
         panic!("not a vm error")

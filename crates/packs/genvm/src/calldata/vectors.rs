@@ -26,6 +26,9 @@ pub enum VectorsFileError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The file is not a regular file or is over the size limit.
+    #[error("{0}")]
+    Input(#[from] geist_pack::input::InputError),
     /// The file is not JSON.
     #[error("{path} is not JSON: {source}")]
     Json {
@@ -74,12 +77,14 @@ impl CaseOutcome {
 
 /// Reads and runs a vectors file.
 pub fn run_file(path: &Path) -> Result<Vec<CaseOutcome>, VectorsFileError> {
+    run_file_limited(path, geist_pack::input::DEFAULT_MAX_FILE_SIZE)
+}
+
+/// [`run_file`] for a regular file of at most `limit` bytes.
+pub fn run_file_limited(path: &Path, limit: u64) -> Result<Vec<CaseOutcome>, VectorsFileError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| VectorsFileError::Read {
-        path: shown.clone(),
-        source,
-    })?;
-    let json: Json = serde_json::from_str(&text).map_err(|source| VectorsFileError::Json {
+    let text = geist_pack::input::read_file(path, limit)?;
+    let json: Json = serde_json::from_slice(&text).map_err(|source| VectorsFileError::Json {
         path: shown.clone(),
         source,
     })?;

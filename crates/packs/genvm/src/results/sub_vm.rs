@@ -122,7 +122,10 @@ impl fmt::Display for SubVmResult {
                     crate::calldata::text::to_text(&Value::Str(message.clone()))
                 )
             }
-            SubVmResult::VmError(error) => write!(f, "vm_error {error}"),
+            SubVmResult::VmError(error) => match error.vocabulary {
+                super::vm_error::Vocabulary::Current => write!(f, "vm_error {error}"),
+                older => write!(f, "vm_error {error} (vocabulary of {})", older.name()),
+            },
         }
     }
 }
@@ -172,7 +175,7 @@ mod tests {
             })
         );
         assert!(matches!(
-            SubVmResult::decode(b"\x02OOM"),
+            SubVmResult::decode(b"\x02OOM nonsense"),
             Err(SubVmResultError::VmError(_))
         ));
         // An empty return value is not a value.
