@@ -46,7 +46,7 @@ fn executed(outcome: Outcome) -> geist_fvm_driver::execute::Execution {
 
 #[test]
 fn shared_sample_vectors_reproduce_their_receipts_and_state_roots() {
-    let files = collect_vector_files(&[shared_path(SAMPLE)]).unwrap();
+    let files = collect_vector_files(&[shared_path(SAMPLE)]).unwrap().files;
     assert!(files.len() >= 6, "{files:?}");
     for file in files {
         let checked = check_file(&file, schemas());

@@ -23,7 +23,9 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 fn main() {
     let schemas = SchemaSet::from_shared_dir().unwrap_or_else(|error| panic!("{error}"));
     let dir = geist_pack::data::shared_path("filecoin-vectors");
-    let files = collect_vector_files(&[dir]).unwrap_or_else(|error| panic!("{error}"));
+    let files = collect_vector_files(&[dir])
+        .unwrap_or_else(|error| panic!("{error}"))
+        .files;
     let documents: Vec<(String, Vec<u8>)> = files
         .iter()
         .map(|f| {

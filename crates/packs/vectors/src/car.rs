@@ -103,7 +103,7 @@ impl CarArchive {
         let header: CarHeader =
             serde_ipld_dagcbor::from_slice(header_bytes).map_err(|error| CarError::Header {
                 offset: header_start,
-                reason: error.to_string(),
+                reason: describe_decode_error(&error),
             })?;
         if header.version != 1 {
             return Err(CarError::Version(header.version));
@@ -160,6 +160,40 @@ impl CarArchive {
     /// Total bytes of block data (without CIDs and framing).
     pub fn block_bytes(&self) -> usize {
         self.blocks.iter().map(|block| block.data.len()).sum()
+    }
+}
+
+/// A DAG-CBOR decoding error in words (the decoder's own text is its Rust debug form).
+pub fn describe_decode_error<E: std::fmt::Display>(
+    error: &serde_ipld_dagcbor::DecodeError<E>,
+) -> String {
+    use serde_ipld_dagcbor::DecodeError as D;
+    match error {
+        D::Msg(message) => message.clone(),
+        D::Read(error) => format!("read error: {error}"),
+        D::Eof { name, .. } => format!("the data ends inside a {name}"),
+        D::Mismatch { name, found } => format!("expected a {name}, found byte 0x{found:02x}"),
+        D::Unsupported { name, found } => {
+            format!("unsupported byte 0x{found:02x} where a {name} was expected")
+        }
+        D::RequireLength { name, .. } => format!("a {name} is shorter than it must be"),
+        D::RequireBorrowed { name } => format!("a {name} cannot be borrowed"),
+        D::RequireUtf8 { name } => format!("a {name} is not valid UTF-8"),
+        D::LengthOverflow { name, .. } => format!("the length of a {name} overflows"),
+        D::CastOverflow { name } => format!("a {name} is out of range"),
+        D::ArithmeticOverflow { name, .. } => format!("a {name} overflows"),
+        D::DepthOverflow { name } => format!("a {name} is nested too deeply"),
+        D::LengthMismatch {
+            name,
+            expect,
+            value,
+        } => format!("a {name} has {value} items where {expect} were expected"),
+        D::TrailingData => "bytes follow the value".to_string(),
+        D::IndefiniteSize => "an indefinite-length item (not DAG-CBOR)".to_string(),
+        D::NonMinimal { name, .. } => format!("a {name} is not minimally encoded"),
+        D::UnorderedKey => "map keys are not in DAG-CBOR order".to_string(),
+        #[allow(unreachable_patterns)]
+        _ => "not DAG-CBOR".to_string(),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::payload::{self, PayloadError};
 use crate::report::VectorReport;
 use crate::schema::{FormatVersion, SchemaSet, detect_format};
 use cid::Cid;
+pub use geist_pack::input::{DEFAULT_MAX_FILE_SIZE, Walk};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -52,8 +53,36 @@ impl CheckedVector {
 /// How many example CIDs a note lists.
 const EXAMPLES: usize = 3;
 
+/// The sizes input may reach before a check refuses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest vector file read, in bytes.
+    pub max_file_size: u64,
+    /// The largest inflated CAR, in bytes.
+    pub max_car_size: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            max_car_size: payload::DEFAULT_MAX_CAR_SIZE,
+        }
+    }
+}
+
 /// Checks one vector document; `name` is what reports call it (usually its path).
 pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVector {
+    check_document_limited(name, text, schemas, &Limits::default())
+}
+
+/// [`check_document`] with limits.
+pub fn check_document_limited(
+    name: &str,
+    text: &[u8],
+    schemas: &SchemaSet,
+    limits: &Limits,
+) -> CheckedVector {
     let mut report = VectorReport::new(name);
     report.stats.json_bytes = text.len();
     let mut checked = CheckedVector::nothing_decoded(report);
@@ -66,6 +95,20 @@ pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVe
             return checked;
         }
     };
+    for duplicate in crate::duplicates::duplicate_keys(text) {
+        let at = if duplicate.object.is_empty() {
+            "/".to_string()
+        } else {
+            duplicate.object.clone()
+        };
+        report.fail(
+            at,
+            format!(
+                "duplicate key {:?} (JSON readers keep one of them silently)",
+                duplicate.key
+            ),
+        );
+    }
     let format = detect_format(&document);
     report.format = Some(format);
     report.class = document
@@ -122,7 +165,7 @@ pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVe
     report.stats.messages = checked.messages.len();
     check_messages(&checked.messages, report);
 
-    if let Some(car) = unpack_car(&vector, report) {
+    if let Some(car) = unpack_car(&vector, report, limits.max_car_size) {
         report.stats.car_bytes = car.len();
         match CarArchive::parse(&car) {
             Ok(archive) => {
@@ -131,18 +174,9 @@ pub fn check_document(name: &str, text: &[u8], schemas: &SchemaSet) -> CheckedVe
                 checked.archive = Some(archive);
                 checked.integrity = Some(integrity);
             }
-            Err(error) => {
-                if vector.format == FormatVersion::Seed {
-                    report.note(
-                        vector.car_path(),
-                        format!(
-                            "not a real CAR ({error}); the seed schema's sample carries a mock"
-                        ),
-                    );
-                } else {
-                    report.fail(vector.car_path(), error.to_string());
-                }
-            }
+            // A gzip stream that inflates to something other than a whole CAR
+            // is broken in every format: the seed sample's mock is not gzip at all.
+            Err(error) => report.fail(vector.car_path(), error.to_string()),
         }
         checked.car = Some(car);
     }
@@ -235,7 +269,7 @@ fn check_messages(messages: &[(String, Result<Message, MessageError>)], report: 
 }
 
 /// Decodes hex/base64 and gunzips the CAR; failures and notes go into the report.
-fn unpack_car(vector: &TestVector, report: &mut VectorReport) -> Option<Vec<u8>> {
+fn unpack_car(vector: &TestVector, report: &mut VectorReport, limit: u64) -> Option<Vec<u8>> {
     let path = vector.car_path();
     let Some(gzipped) = &vector.car_gzip else {
         if vector.format == FormatVersion::Later {
@@ -246,7 +280,7 @@ fn unpack_car(vector: &TestVector, report: &mut VectorReport) -> Option<Vec<u8>>
         return None;
     };
     report.stats.car_gzip_bytes = gzipped.len();
-    match payload::gunzip(gzipped, path) {
+    match payload::gunzip_limited(gzipped, path, limit) {
         Ok(car) => Some(car),
         Err(error @ PayloadError::NotGzip { .. }) if vector.format == FormatVersion::Seed => {
             let detail = error.to_string();
@@ -390,17 +424,22 @@ fn examples(cids: &[Cid]) -> String {
     text.join(", ")
 }
 
-/// Reads and checks one file.
-pub fn check_file(path: &Path, schemas: &SchemaSet) -> CheckedVector {
+/// Reads and checks one file within `limits`.
+pub fn check_file_limited(path: &Path, schemas: &SchemaSet, limits: &Limits) -> CheckedVector {
     let name = path.display().to_string();
-    match std::fs::read(path) {
-        Ok(text) => check_document(&name, &text, schemas),
+    match geist_pack::input::read_file(path, limits.max_file_size) {
+        Ok(text) => check_document_limited(&name, &text, schemas, limits),
         Err(error) => {
             let mut report = VectorReport::new(name);
-            report.fail("", format!("cannot read: {error}"));
+            report.fail("", error.to_string());
             CheckedVector::nothing_decoded(report)
         }
     }
+}
+
+/// Reads and checks one file (of at most [`DEFAULT_MAX_FILE_SIZE`] bytes).
+pub fn check_file(path: &Path, schemas: &SchemaSet) -> CheckedVector {
+    check_file_limited(path, schemas, &Limits::default())
 }
 
 /// Why the vector files could not be listed.
@@ -414,48 +453,26 @@ pub struct CollectError {
 }
 
 /// Lists the vector files under the given paths: files as given, directories
-/// recursively (`*.json`, skipping `schema*.json`, which are the corpora's schemas), sorted.
-pub fn collect_vector_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CollectError> {
-    let mut out = Vec::new();
+/// recursively (`*.json`, skipping `schema*.json`, which are the corpora's
+/// schemas), sorted, each once; link cycles end, special files are skipped and
+/// unreadable directories noted (see [`geist_pack::input::collect_files`]).
+/// Only a path given that does not exist is an error.
+pub fn collect_vector_files(paths: &[PathBuf]) -> Result<Walk, CollectError> {
+    let mut out = Walk::default();
     for path in paths {
         let metadata = std::fs::metadata(path).map_err(|source| CollectError {
             path: path.clone(),
             source,
         })?;
         if metadata.is_dir() {
-            let mut found = Vec::new();
-            walk(path, &mut found)?;
-            found.sort();
-            out.extend(found);
+            let walk = geist_pack::input::collect_files(path, &is_vector_file_name);
+            out.files.extend(walk.files);
+            out.notes.extend(walk.notes);
         } else {
-            out.push(path.clone());
+            out.files.push(path.clone());
         }
     }
     Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CollectError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| CollectError {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for entry in entries {
-        let entry = entry.map_err(|source| CollectError {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let path = entry.path();
-        let file_type = entry.file_type().map_err(|source| CollectError {
-            path: path.clone(),
-            source,
-        })?;
-        if file_type.is_dir() {
-            walk(&path, out)?;
-        } else if is_vector_file_name(&path) {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 fn is_vector_file_name(path: &Path) -> bool {
@@ -468,6 +485,16 @@ fn is_vector_file_name(path: &Path) -> bool {
 
 /// Checks files on `workers` threads (at least one), returning reports in file order.
 pub fn check_files(files: &[PathBuf], schemas: &SchemaSet, workers: usize) -> Vec<VectorReport> {
+    check_files_limited(files, schemas, workers, &Limits::default())
+}
+
+/// [`check_files`] with limits.
+pub fn check_files_limited(
+    files: &[PathBuf],
+    schemas: &SchemaSet,
+    workers: usize,
+    limits: &Limits,
+) -> Vec<VectorReport> {
     let workers = workers.clamp(1, files.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut slots: Vec<Option<VectorReport>> = vec![None; files.len()];
@@ -478,7 +505,7 @@ pub fn check_files(files: &[PathBuf], schemas: &SchemaSet, workers: usize) -> Ve
                 loop {
                     let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(file) = files.get(index) else { break };
-                    let report = check_file(file, schemas).report;
+                    let report = check_file_limited(file, schemas, limits).report;
                     if let Ok(mut results) = results.lock() {
                         results.push((index, report));
                     }

@@ -108,11 +108,11 @@ pub fn check_archive(archive: &CarArchive) -> IntegrityReport {
                         matches!(error, serde_ipld_dagcbor::DecodeError::RequireUtf8 { .. });
                     match lenient_links(&block.data, &mut linked) {
                         Ok(()) if not_utf8 => report.non_utf8_blocks.push(block.cid),
-                        Ok(()) => {
-                            report
-                                .undecodable
-                                .push((block.cid, block.offset, error.to_string()))
-                        }
+                        Ok(()) => report.undecodable.push((
+                            block.cid,
+                            block.offset,
+                            crate::car::describe_decode_error(&error),
+                        )),
                         Err(reason) => report.undecodable.push((block.cid, block.offset, reason)),
                     }
                 }
@@ -140,6 +140,14 @@ fn collect_links(ipld: &Ipld, out: &mut Vec<Cid>) {
     }
 }
 
+/// A low-level CBOR error in words.
+fn describe_ll<E: std::fmt::Debug>(error: &ciborium_ll::Error<E>) -> String {
+    match error {
+        ciborium_ll::Error::Io(_) => "the data ends early".to_string(),
+        ciborium_ll::Error::Syntax(at) => format!("invalid CBOR item header at byte {at}"),
+    }
+}
+
 /// Walks CBOR item headers without checking strings, collecting tag-42 links.
 fn lenient_links(data: &[u8], out: &mut Vec<Cid>) -> Result<(), String> {
     use ciborium_ll::{Decoder, Header};
@@ -148,9 +156,12 @@ fn lenient_links(data: &[u8], out: &mut Vec<Cid>) -> Result<(), String> {
     let mut buffer = vec![0u8; 4096];
     while decoder.offset() < data.len() {
         let offset = decoder.offset();
-        let header = decoder
-            .pull()
-            .map_err(|error| format!("CBOR syntax error at block byte {offset}: {error:?}"))?;
+        let header = decoder.pull().map_err(|error| {
+            format!(
+                "CBOR syntax error at block byte {offset}: {}",
+                describe_ll(&error)
+            )
+        })?;
         let link_tag = after_link_tag;
         after_link_tag = false;
         match header {
@@ -166,12 +177,11 @@ fn lenient_links(data: &[u8], out: &mut Vec<Cid>) -> Result<(), String> {
                 let mut segments = decoder.bytes(Some(len));
                 while let Some(mut segment) = segments
                     .pull()
-                    .map_err(|error| format!("at block byte {offset}: {error:?}"))?
+                    .map_err(|error| format!("at block byte {offset}: {}", describe_ll(&error)))?
                 {
-                    while let Some(chunk) = segment
-                        .pull(&mut buffer)
-                        .map_err(|error| format!("at block byte {offset}: {error:?}"))?
-                    {
+                    while let Some(chunk) = segment.pull(&mut buffer).map_err(|error| {
+                        format!("at block byte {offset}: {}", describe_ll(&error))
+                    })? {
                         content.extend_from_slice(chunk);
                     }
                 }

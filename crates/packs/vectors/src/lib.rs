@@ -19,6 +19,7 @@ pub mod address;
 pub mod car;
 pub mod check;
 pub mod driver;
+pub mod duplicates;
 pub mod inspect;
 pub mod integer;
 pub mod integrity;
@@ -29,7 +30,10 @@ pub mod replay;
 pub mod report;
 pub mod schema;
 
-pub use check::{CheckedVector, check_document, check_file, check_files, collect_vector_files};
+pub use check::{
+    CheckedVector, Limits, check_document, check_document_limited, check_file, check_file_limited,
+    check_files, check_files_limited, collect_vector_files,
+};
 pub use model::TestVector;
 pub use report::{CheckSummary, Finding, VectorReport};
 pub use schema::{FormatVersion, SchemaSet};

@@ -112,7 +112,7 @@ impl Message {
     /// Decodes a message from its DAG-CBOR bytes.
     pub fn decode(bytes: &[u8]) -> Result<Message, MessageError> {
         let ipld: Ipld = serde_ipld_dagcbor::from_slice(bytes)
-            .map_err(|error| MessageError::Cbor(error.to_string()))?;
+            .map_err(|error| MessageError::Cbor(crate::car::describe_decode_error(&error)))?;
         Message::from_ipld(&ipld)
     }
 

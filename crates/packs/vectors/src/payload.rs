@@ -56,6 +56,16 @@ pub enum PayloadError {
         /// The first bytes found, in hex.
         found: String,
     },
+    /// A gzip stream that inflates past the limit (a gzip bomb, or a limit set too low).
+    #[error(
+        "{path}: gzip stream inflates past the {limit}-byte limit on the CAR (raise it with --max-car-size)"
+    )]
+    TooLarge {
+        /// JSON pointer of the field.
+        path: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// A gzip stream that fails to decompress (truncated, bad CRC, ...).
     #[error("{path}: gzip stream is corrupt: {reason}")]
     Gzip {
@@ -74,7 +84,8 @@ impl PayloadError {
             | PayloadError::Hex { path, .. }
             | PayloadError::Base64 { path, .. }
             | PayloadError::NotGzip { path, .. }
-            | PayloadError::Gzip { path, .. } => path,
+            | PayloadError::Gzip { path, .. }
+            | PayloadError::TooLarge { path, .. } => path,
         }
     }
 }
@@ -143,8 +154,17 @@ pub fn looks_gzipped(bytes: &[u8]) -> bool {
     bytes.starts_with(&GZIP_MAGIC)
 }
 
-/// Decompresses a gzip stream (all members), checking the magic number first.
+/// The default largest inflated CAR: 128 MiB.
+pub const DEFAULT_MAX_CAR_SIZE: u64 = 128 << 20;
+
+/// Decompresses a gzip stream (all members) of at most [`DEFAULT_MAX_CAR_SIZE`] bytes.
 pub fn gunzip(bytes: &[u8], path: &str) -> Result<Vec<u8>, PayloadError> {
+    gunzip_limited(bytes, path, DEFAULT_MAX_CAR_SIZE)
+}
+
+/// Decompresses a gzip stream (all members), checking the magic number first
+/// and stopping once more than `limit` bytes come out.
+pub fn gunzip_limited(bytes: &[u8], path: &str, limit: u64) -> Result<Vec<u8>, PayloadError> {
     if !looks_gzipped(bytes) {
         let found = bytes
             .iter()
@@ -162,13 +182,21 @@ pub fn gunzip(bytes: &[u8], path: &str) -> Result<Vec<u8>, PayloadError> {
             found,
         });
     }
-    let mut out = Vec::with_capacity(bytes.len() * 4);
+    let capacity = (bytes.len() as u64).saturating_mul(4).min(limit);
+    let mut out = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
     flate2::read::MultiGzDecoder::new(bytes)
+        .take(limit.saturating_add(1))
         .read_to_end(&mut out)
         .map_err(|error| PayloadError::Gzip {
             path: path.to_string(),
             reason: error.to_string(),
         })?;
+    if out.len() as u64 > limit {
+        return Err(PayloadError::TooLarge {
+            path: path.to_string(),
+            limit,
+        });
+    }
     Ok(out)
 }
 
@@ -240,5 +268,20 @@ mod tests {
             gunzip(&packed[..packed.len() - 6], "/car"),
             Err(PayloadError::Gzip { .. })
         ));
+    }
+
+    #[test]
+    fn a_gzip_bomb_stops_at_the_limit() {
+        let bomb = gzip(&vec![0u8; 8 << 20]);
+        assert!(bomb.len() < 64 << 10, "{}", bomb.len());
+        let error = gunzip_limited(&bomb, "/car", 1 << 20).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "/car: gzip stream inflates past the 1048576-byte limit on the CAR (raise it with --max-car-size)"
+        );
+        assert_eq!(
+            gunzip_limited(&bomb, "/car", 8 << 20).unwrap().len(),
+            8 << 20
+        );
     }
 }

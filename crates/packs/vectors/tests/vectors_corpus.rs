@@ -11,7 +11,7 @@ use vectors_support::{corpus, read_json, sample, schemas};
 #[test]
 fn every_vector_of_the_sample_passes() {
     let schemas = schemas();
-    let files = collect_vector_files(&[corpus()]).unwrap();
+    let files = collect_vector_files(&[corpus()]).unwrap().files;
     let json_files = files
         .iter()
         .filter(|f| f.extension().is_some_and(|e| e == "json"))

@@ -14,7 +14,7 @@ fn run_all(driver: &mut dyn Driver, options: RunOptions) -> Vec<RunOutcome> {
     let schemas = schemas();
     let mut next = 1;
     let mut outcomes = Vec::new();
-    for file in collect_vector_files(&[corpus()]).unwrap() {
+    for file in collect_vector_files(&[corpus()]).unwrap().files {
         outcomes.extend(driver::run_vector(
             &check_file(&file, &schemas),
             driver,
