@@ -10,7 +10,7 @@ use geist_genvm::calldata::{
     self, DecodeOptions, text, typed_json,
     vectors::{self, CaseKind},
 };
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -33,6 +33,8 @@ enum Command {
         /// Write the raw bytes instead of hex.
         #[arg(long)]
         raw: bool,
+        #[command(flatten)]
+        limit: InputLimit,
     },
     /// Decode canonical Calldata (strictly) and print it.
     Decode {
@@ -44,15 +46,36 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Output::Text)]
         output: Output,
-        /// Deepest nesting of arrays and maps accepted.
-        #[arg(long, default_value_t = calldata::DEFAULT_MAX_DEPTH)]
-        max_depth: usize,
+        /// Deepest nesting of arrays and maps accepted (at most 10000).
+        #[arg(
+            long,
+            default_value_t = calldata::DEFAULT_MAX_DEPTH as u64,
+            value_parser = clap::value_parser!(u64).range(1..=MAX_DEPTH_LIMIT as u64)
+        )]
+        max_depth: u64,
+        #[command(flatten)]
+        limit: InputLimit,
     },
     /// Run a vectors file: valid values with exact hex, and inputs that must be refused.
     Check {
         /// The vectors file, e.g. ../shared/data/genvm/calldata-vectors.json.
         file: PathBuf,
+        #[command(flatten)]
+        limit: InputLimit,
     },
+}
+
+/// The deepest `--max-depth` accepted: decoding, printing and dropping a value
+/// recurse once per level, and 10000 levels fit the main thread's stack with
+/// room to spare (measured in `tests/bad_input.rs`).
+pub(crate) const MAX_DEPTH_LIMIT: usize = 10_000;
+
+/// The largest input read from a file or standard input.
+#[derive(clap::Args)]
+pub(crate) struct InputLimit {
+    /// The largest input read, from a file or standard input (bytes, or with K, M or G).
+    #[arg(long, value_parser = geist_pack::input::parse_size, default_value = "16M")]
+    pub(crate) max_file_size: u64,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -66,8 +89,13 @@ enum Output {
 /// Runs `geist calldata`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
-        Command::Encode { value, json, raw } => {
-            let input = argument_or_stdin(value)?;
+        Command::Encode {
+            value,
+            json,
+            raw,
+            limit,
+        } => {
+            let input = argument_or_stdin(value, limit.max_file_size)?;
             let value = if json {
                 let document: serde_json::Value =
                     serde_json::from_str(&input).context("the input is not JSON")?;
@@ -77,9 +105,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             let bytes = calldata::encode(&value);
             if raw {
-                std::io::stdout().write_all(&bytes)?;
+                std::io::stdout().lock().write_all(&bytes)?;
             } else {
-                println!("{}", hex::encode(bytes));
+                outln!("{}", hex::encode(bytes))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -88,22 +116,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             file,
             output,
             max_depth,
+            limit,
         } => {
             let bytes = match file {
-                Some(path) => std::fs::read(&path)
-                    .with_context(|| format!("cannot read {}", path.display()))?,
-                None => parse_hex(&argument_or_stdin(hex)?)?,
+                Some(path) => geist_pack::input::read_file(&path, limit.max_file_size)?,
+                None => parse_hex(&argument_or_stdin(hex, limit.max_file_size)?)?,
             };
+            let max_depth = usize::try_from(max_depth).unwrap_or(MAX_DEPTH_LIMIT);
             let value = calldata::decode_with(&bytes, &DecodeOptions { max_depth })
                 .context("not canonical Calldata")?;
             match output {
-                Output::Text => println!("{}", text::to_text(&value)),
-                Output::Json => println!("{}", typed_json::to_typed_json(&value)),
+                Output::Text => outln!("{}", text::to_text(&value))?,
+                Output::Json => outln!("{}", typed_json::to_typed_json(&value))?,
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { file } => {
-            let outcomes = vectors::run_file(&file)?;
+        Command::Check { file, limit } => {
+            let outcomes = vectors::run_file_limited(&file, limit.max_file_size)?;
             let mut failed = 0;
             for outcome in &outcomes {
                 let kind = match outcome.kind {
@@ -111,14 +140,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     CaseKind::Invalid => "invalid",
                 };
                 match &outcome.result {
-                    Ok(detail) => println!("ok   {kind} {}: {detail}", outcome.name),
+                    Ok(detail) => outln!("ok   {kind} {}: {detail}", outcome.name)?,
                     Err(reason) => {
                         failed += 1;
-                        println!("FAIL {kind} {}: {reason}", outcome.name);
+                        outln!("FAIL {kind} {}: {reason}", outcome.name)?;
                     }
                 }
             }
-            println!("{} passed, {failed} failed", outcomes.len() - failed);
+            outln!("{} passed, {failed} failed", outcomes.len() - failed)?;
             Ok(if failed == 0 {
                 ExitCode::SUCCESS
             } else {
@@ -128,16 +157,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The argument, or standard input when it is absent or `-`.
-pub(crate) fn argument_or_stdin(argument: Option<String>) -> anyhow::Result<String> {
+/// The argument, or standard input (at most `limit` bytes) when it is absent or `-`.
+pub(crate) fn argument_or_stdin(argument: Option<String>, limit: u64) -> anyhow::Result<String> {
     match argument {
         Some(text) if text != "-" => Ok(text),
         _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read standard input")?;
-            Ok(text)
+            let bytes =
+                geist_pack::input::read_stream(std::io::stdin().lock(), "standard input", limit)?;
+            String::from_utf8(bytes).context("standard input is not UTF-8 text")
         }
     }
 }

@@ -4,7 +4,7 @@
 //! prints `return <value>`, `user_error "<message>"` or `vm_error <string>`;
 //! `decode-module` reads a module's Calldata answer for a given operation.
 
-use crate::calldata::{argument_or_stdin, parse_hex};
+use crate::calldata::{InputLimit, argument_or_stdin, parse_hex};
 use anyhow::Context;
 use clap::Subcommand;
 use geist_genvm::results::{ModuleResult, Operation, SubVmResult};
@@ -44,15 +44,18 @@ struct Input {
     /// Read raw bytes from this file instead of hex.
     #[arg(long, conflicts_with = "hex")]
     file: Option<PathBuf>,
+    #[command(flatten)]
+    limit: InputLimit,
 }
 
 impl Input {
     fn bytes(self) -> anyhow::Result<Vec<u8>> {
         match self.file {
-            Some(path) => {
-                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))
-            }
-            None => parse_hex(&argument_or_stdin(self.hex)?),
+            Some(path) => Ok(geist_pack::input::read_file(
+                &path,
+                self.limit.max_file_size,
+            )?),
+            None => parse_hex(&argument_or_stdin(self.hex, self.limit.max_file_size)?),
         }
     }
 }
@@ -62,12 +65,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::DecodeResult { input } => {
             let result = SubVmResult::decode(&input.bytes()?).context("not a sub-VM result")?;
-            println!("{result}");
+            outln!("{result}")?;
         }
         Command::DecodeModule { operation, input } => {
             let result = ModuleResult::decode(&input.bytes()?, operation)
                 .with_context(|| format!("not a {} module result", operation.name()))?;
-            println!("{result}");
+            outln!("{result}")?;
         }
     }
     Ok(ExitCode::SUCCESS)

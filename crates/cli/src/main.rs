@@ -3,6 +3,10 @@
 //! Thin by design: each subcommand parses its arguments and calls a library;
 //! errors are reported with context and a non-zero exit code.
 
+// First: its macros are used by the modules below.
+#[macro_use]
+mod output;
+
 #[cfg(feature = "genvm")]
 mod calldata;
 mod db;
@@ -67,9 +71,28 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(error) if output::is_broken_pipe(&error) => ExitCode::FAILURE,
         Err(error) => {
-            eprintln!("geist: error: {error:#}");
+            eprintln!("geist: error: {}", describe(&error));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes in one line, each said once: many error types
+/// already write their cause into their own message, so a cause whose text is
+/// already there is not repeated.
+fn describe(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let said = cause.to_string();
+        if text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
 }

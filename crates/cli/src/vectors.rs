@@ -34,6 +34,26 @@ struct SchemaArgs {
     later_schema: Option<PathBuf>,
 }
 
+/// How large input may be.
+#[derive(clap::Args)]
+struct LimitArgs {
+    /// The largest vector file read (bytes, or with a K, M or G suffix); larger files fail.
+    #[arg(long, value_parser = geist_pack::input::parse_size, default_value = "64M")]
+    max_file_size: u64,
+    /// The largest CAR a vector's gzip may inflate to (bytes, or with K, M or G).
+    #[arg(long, value_parser = geist_pack::input::parse_size, default_value = "128M")]
+    max_car_size: u64,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> vectors::Limits {
+        vectors::Limits {
+            max_file_size: self.max_file_size,
+            max_car_size: self.max_car_size,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Validate, decode and verify vectors: one line per vector, then `N passed, M failed`.
@@ -52,6 +72,8 @@ enum Command {
         jobs: Option<usize>,
         #[command(flatten)]
         schemas: SchemaArgs,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Explain one vector: meta, variants, messages, receipts, state roots, CAR statistics.
     Inspect {
@@ -62,6 +84,8 @@ enum Command {
         format: Format,
         #[command(flatten)]
         schemas: SchemaArgs,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Run vectors against a VM through a driver program (see docs/vectors.md for the protocol).
     Run {
@@ -85,6 +109,8 @@ enum Command {
         format: Format,
         #[command(flatten)]
         schemas: SchemaArgs,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// The replay test driver: answers each request with the vector's own postconditions.
     #[command(hide = true)]
@@ -112,12 +138,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             verbose,
             jobs,
             schemas,
-        } => check(&paths, format, verbose, jobs, &schemas),
+            limits,
+        } => check(&paths, format, verbose, jobs, &schemas, &limits.limits()),
         Command::Inspect {
             file,
             format,
             schemas,
-        } => inspect(&file, format, &schemas),
+            limits,
+        } => inspect(&file, format, &schemas, &limits.limits()),
         Command::Run {
             driver,
             paths,
@@ -126,6 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             trace,
             format,
             schemas,
+            limits,
         } => run_driver(
             &crate::known_drivers::command_line(&driver)?,
             &paths,
@@ -136,6 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             },
             format,
             &schemas,
+            &limits.limits(),
         ),
         Command::ReplayDriver { perturb } => {
             let stdin = std::io::stdin().lock();
@@ -164,24 +194,27 @@ fn check(
     verbose: bool,
     jobs: Option<usize>,
     schemas: &SchemaArgs,
+    limits: &vectors::Limits,
 ) -> anyhow::Result<ExitCode> {
     let schemas = load_schemas(schemas)?;
-    let files = vectors::collect_vector_files(paths)?;
+    let (files, unreadable) = collect(paths)?;
     let started = Instant::now();
-    let reports = vectors::check_files(
+    let mut reports = vectors::check_files_limited(
         &files,
         &schemas,
         jobs.unwrap_or_else(vectors::check::default_workers),
+        limits,
     );
+    reports.extend(unreadable);
     let elapsed = started.elapsed();
     let summary = CheckSummary::of(&reports);
     match format {
         Format::Text => {
             for report in &reports {
-                println!("{report}");
+                outln!("{report}")?;
                 if verbose && report.failures.len() > 1 {
                     for failure in &report.failures {
-                        println!("       {failure}");
+                        outln!("       {failure}")?;
                     }
                 }
             }
@@ -193,11 +226,11 @@ fn check(
                 summary.verified_blocks,
                 elapsed.as_secs_f64()
             );
-            println!("{summary}");
+            outln!("{summary}")?;
         }
         Format::Json => {
             let document = serde_json::json!({ "vectors": reports, "summary": summary });
-            println!("{}", serde_json::to_string_pretty(&document)?);
+            outln!("{}", serde_json::to_string_pretty(&document)?)?;
             eprintln!("{summary}");
         }
     }
@@ -208,12 +241,35 @@ fn check(
     })
 }
 
-fn inspect(file: &Path, format: Format, schemas: &SchemaArgs) -> anyhow::Result<ExitCode> {
+/// The vector files under `paths`; skipped special files and link cycles are
+/// noted on standard error, and directories that cannot be read come back as
+/// failed reports (the rest of the run goes on).
+fn collect(paths: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<vectors::VectorReport>)> {
+    let walk = vectors::collect_vector_files(paths)?;
+    let mut unreadable = Vec::new();
+    for note in walk.notes {
+        if note.error {
+            let mut report = vectors::VectorReport::new(note.path.display().to_string());
+            report.fail("", note.message);
+            unreadable.push(report);
+        } else {
+            eprintln!("note: {note}");
+        }
+    }
+    Ok((walk.files, unreadable))
+}
+
+fn inspect(
+    file: &Path,
+    format: Format,
+    schemas: &SchemaArgs,
+    limits: &vectors::Limits,
+) -> anyhow::Result<ExitCode> {
     let schemas = load_schemas(schemas)?;
-    let checked = vectors::check_file(file, &schemas);
+    let checked = vectors::check_file_limited(file, &schemas, limits);
     match format {
-        Format::Text => print!("{}", vectors::inspect::render(&checked)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&checked.report)?),
+        Format::Text => out!("{}", vectors::inspect::render(&checked))?,
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&checked.report)?)?,
     }
     Ok(if checked.report.passed() {
         ExitCode::SUCCESS
@@ -229,18 +285,22 @@ fn run_driver(
     options: RunOptions,
     format: Format,
     schemas: &SchemaArgs,
+    limits: &vectors::Limits,
 ) -> anyhow::Result<ExitCode> {
     let schemas = load_schemas(schemas)?;
-    let files = vectors::collect_vector_files(paths)?;
+    let (files, unreadable) = collect(paths)?;
+    for report in &unreadable {
+        eprintln!("{report}");
+    }
     let mut process = ProcessDriver::new(command, timeout);
     let mut next_request = 1;
     let mut outcomes = Vec::new();
     for file in &files {
-        let checked = vectors::check_file(file, &schemas);
+        let checked = vectors::check_file_limited(file, &schemas, limits);
         let results = driver::run_vector(&checked, &mut process, options, &mut next_request);
         if format == Format::Text {
             for outcome in &results {
-                println!("{outcome}");
+                outln!("{outcome}")?;
             }
         }
         outcomes.extend(results);
@@ -253,14 +313,14 @@ fn run_driver(
         format!("{passed} passed, {failed} failed")
     };
     match format {
-        Format::Text => println!("{closing}"),
+        Format::Text => outln!("{closing}")?,
         Format::Json => {
             let document = serde_json::json!({ "runs": outcomes, "passed": passed, "failed": failed, "skipped": skipped });
-            println!("{}", serde_json::to_string_pretty(&document)?);
+            outln!("{}", serde_json::to_string_pretty(&document)?)?;
             eprintln!("{closing}");
         }
     }
-    Ok(if failed == 0 && passed > 0 {
+    Ok(if failed == 0 && passed > 0 && unreadable.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
