@@ -125,7 +125,7 @@ fn packs(data: &Path) -> anyhow::Result<bool> {
         let started = Instant::now();
         let schemas =
             vectors::SchemaSet::from_shared_dir().context("loading the Filecoin vector schemas")?;
-        let files = vectors::collect_vector_files(&[data.join("filecoin-vectors")])?;
+        let files = vectors::collect_vector_files(&[data.join("filecoin-vectors")])?.files;
         let reports = vectors::check_files(&files, &schemas, vectors::check::default_workers());
         let summary = vectors::CheckSummary::of(&reports);
         let failures: Vec<String> = reports
