@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn the_correct_build_round_trips_the_extremes() {
         for value in [0, 1, -1, i64::MAX, i64::MIN, 1 << 31, -(1 << 31) - 1] {
-            let fields = [field("k", value), field("", -value / 2)];
+            let fields = [field("k", value), field("", -(value / 2))];
             assert!(round_trips(&fields, ZigZag::Correct), "{value}");
         }
     }
