@@ -137,11 +137,11 @@ case_() {
 case_ gzip-bomb 'inflates past the 134217728-byte limit on the CAR' "$geist" vectors check "$work/bomb.json"
 case_ vectors-file-limit 'larger than the 1048576-byte input limit' "$geist" vectors check "$work/big.json" --max-file-size 1M
 case_ vectors-inspect-limit 'larger than the 1048576-byte input limit' "$geist" vectors inspect "$work/big.json" --max-file-size 1M
-case_ fixtures-default-limit 'larger than the 2097152-byte input limit' "$geist" fixtures check "$work/big.json"
+case_ fixtures-default-limit 'larger than the 1048576-byte input limit' "$geist" fixtures check "$work/big.json"
 case_ calldata-check-limit 'larger than the 1048576-byte input limit' "$geist" calldata check "$work/big.json" --max-file-size 1M
 case_ calldata-decode-limit 'larger than the 1048576-byte input limit' "$geist" calldata decode --file "$work/big.json" --max-file-size 1M
 case_ genvm-decode-limit 'larger than the 1048576-byte input limit' "$geist" genvm decode-result --file "$work/big.json" --max-file-size 1M
-case_ record-wire-limit 'larger than the 2097152-byte input limit' "$geist" fixtures record --wire "$work/big.json" --description d
+case_ record-wire-limit 'larger than the 1048576-byte input limit' "$geist" fixtures record --wire "$work/big.json" --description d
 case_ vectors-fifo 'not a regular file (a FIFO)' "$geist" vectors check "$work/pipe.json"
 case_ fixtures-fifo 'not a regular file (a FIFO)' "$geist" fixtures check "$work/pipe.json"
 case_ calldata-fifo 'not a regular file (a FIFO)' "$geist" calldata check "$work/pipe.json"

@@ -46,8 +46,8 @@ struct CheckArgs {
     #[arg(long)]
     strict: bool,
     /// The largest fixture file read (bytes, or with a K, M or G suffix); larger files fail.
-    /// Checking takes about 165 bytes of memory per byte of fixture.
-    #[arg(long, value_parser = geist_pack::input::parse_size, default_value = "2M")]
+    /// Checking takes 165-250 bytes of memory per byte of fixture.
+    #[arg(long, value_parser = geist_pack::input::parse_size, default_value = "1M")]
     max_file_size: u64,
 }
 
@@ -69,7 +69,7 @@ struct RecordArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// The largest wire file read (bytes, or with a K, M or G suffix).
-    #[arg(long, value_parser = geist_pack::input::parse_size, default_value = "2M")]
+    #[arg(long, value_parser = geist_pack::input::parse_size, default_value = "1M")]
     max_file_size: u64,
 }
 
