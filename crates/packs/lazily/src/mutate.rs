@@ -56,9 +56,9 @@ pub enum Leniency {
     /// Unknown members of `Snapshot`, `NodeSnapshot`, `EdgeSnapshot`, `ShmBlobRef` or
     /// `ResyncRequest` are ignored (only `Delta` and its ops deny unknown fields).
     UnknownFieldIgnored,
-    /// `"backend": null` is read as the default backend.
-    NullBackend,
-    /// A newer protocol feature lazily knows: a node `key`, the queue ops, other message kinds.
+    /// A newer protocol feature lazily knows: a `key` on `NodeAdd`, the queue ops,
+    /// other message kinds. (`"backend": null` and a node snapshot's `key`,
+    /// once leniencies, are read by geist as lazily reads them.)
     ProtocolExtension,
 }
 
@@ -272,10 +272,7 @@ pub fn lazily_leniency(mutation: &Mutation) -> Option<Leniency> {
             beyond.then_some(Leniency::NodeIdBeyondSafeInteger)
         }
         Mutation::AddMember { path, key, value } => match (object_type(path), key.as_str()) {
-            ("NodeSnapshot" | "NodeAdd", "key") if valid_node_key(value) => {
-                Some(Leniency::ProtocolExtension)
-            }
-            ("ShmBlobRef", "backend") if *value == Json::Null => Some(Leniency::NullBackend),
+            ("NodeAdd", "key") if valid_node_key(value) => Some(Leniency::ProtocolExtension),
             ("Snapshot" | "NodeSnapshot" | "EdgeSnapshot" | "ShmBlobRef" | "ResyncRequest", _) => {
                 Some(Leniency::UnknownFieldIgnored)
             }
@@ -296,11 +293,6 @@ pub fn lazily_leniency(mutation: &Mutation) -> Option<Leniency> {
             )
             .then_some(Leniency::ProtocolExtension)
         }
-        Mutation::DropMember { .. } => None,
-        Mutation::ReplaceValue { path, value } => {
-            let is_backend =
-                matches!(path.segments().last(), Some(Segment::Key(key)) if key == "backend");
-            (is_backend && *value == Json::Null).then_some(Leniency::NullBackend)
-        }
+        Mutation::DropMember { .. } | Mutation::ReplaceValue { .. } => None,
     }
 }

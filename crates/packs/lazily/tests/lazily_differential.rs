@@ -123,7 +123,6 @@ fn near_miss_inputs_decode_alike_except_documented_leniencies() {
     for leniency in [
         Leniency::NodeIdBeyondSafeInteger,
         Leniency::UnknownFieldIgnored,
-        Leniency::NullBackend,
         Leniency::ProtocolExtension,
     ] {
         assert!(
