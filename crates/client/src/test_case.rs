@@ -246,6 +246,12 @@ impl TestCase {
         self.remote.is_some()
     }
 
+    /// Whether this is a remote test case whose server's protocol version
+    /// has `behaviour`.
+    pub(crate) fn remote_has(&self, behaviour: geist_protocol::Behaviour) -> bool {
+        self.remote.as_ref().is_some_and(|r| r.has(behaviour))
+    }
+
     #[inline]
     pub(crate) fn choose_integer(&mut self, constraints: IntegerConstraints) -> i128 {
         if let Some(remote) = &mut self.remote {

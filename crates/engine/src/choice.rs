@@ -87,7 +87,7 @@ pub struct FloatConstraints {
     pub max: f64,
     /// Whether NaN is permitted.
     pub allow_nan: bool,
-    /// 32 or 64: values must be exactly representable at this width.
+    /// 16, 32 or 64: values must be exactly representable at this width.
     pub width: u8,
 }
 
@@ -230,7 +230,7 @@ impl FloatConstraints {
         if v.is_nan() {
             return self.allow_nan;
         }
-        if self.width == 32 && (v as f32) as f64 != v {
+        if self.width < 64 && round_to_width(v, self.width) != v {
             return false;
         }
         if v < self.min || v > self.max {
@@ -282,14 +282,13 @@ impl FloatConstraints {
     }
 
     fn narrow(&self, v: f64) -> f64 {
-        if self.width == 32 {
-            let f = v as f32;
-            let mut candidate = f as f64;
+        if self.width < 64 {
+            let mut candidate = round_to_width(v, self.width);
             if !self.permits(candidate) {
                 candidate = if candidate < self.min {
-                    f32_next_up(f) as f64
+                    next_up_at_width(candidate, self.width)
                 } else {
-                    f32_next_down(f) as f64
+                    next_down_at_width(candidate, self.width)
                 };
             }
             candidate
@@ -299,12 +298,52 @@ impl FloatConstraints {
     }
 }
 
-fn f32_next_up(f: f32) -> f32 {
-    f.next_up()
+/// `v` at the precision of a float of `width` bits (16, 32 or 64), rounded
+/// to nearest (past the width's largest finite value: infinity).
+pub fn round_to_width(v: f64, width: u8) -> f64 {
+    match width {
+        16 => half::f16::from_f64(v).to_f64(),
+        32 => (v as f32) as f64,
+        _ => v,
+    }
 }
 
-fn f32_next_down(f: f32) -> f32 {
-    f.next_down()
+/// The next float of `width` bits above `v` (a value of that width); NaN and
+/// infinity stay as they are.
+pub fn next_up_at_width(v: f64, width: u8) -> f64 {
+    match width {
+        16 => {
+            let h = half::f16::from_f64(v);
+            if h.is_nan() || h == half::f16::INFINITY {
+                return v;
+            }
+            let bits = h.to_bits();
+            let up = if h.to_f64() == 0.0 {
+                1 // the smallest positive subnormal, from either zero
+            } else if h.is_sign_positive() {
+                bits + 1
+            } else {
+                bits - 1
+            };
+            half::f16::from_bits(up).to_f64()
+        }
+        32 => (v as f32).next_up() as f64,
+        _ => v.next_up(),
+    }
+}
+
+/// The next float of `width` bits below `v` (see [`next_up_at_width`]).
+pub fn next_down_at_width(v: f64, width: u8) -> f64 {
+    -next_up_at_width(-v, width)
+}
+
+/// The largest finite float of `width` bits.
+pub fn max_at_width(width: u8) -> f64 {
+    match width {
+        16 => half::f16::MAX.to_f64(),
+        32 => f32::MAX as f64,
+        _ => f64::MAX,
+    }
 }
 
 /// The simplicity order of floats: non-negative before negative, then NaN last;
@@ -384,6 +423,41 @@ pub fn float_magnitude_index(v: f64) -> u64 {
 }
 
 impl ChoiceValue {
+    /// The size of this choice as Hypothesis counts it against a test case's
+    /// budget (`choices_size`: the length of its database serialization,
+    /// `choices_to_bytes`): one header byte, then for payloads of 31 bytes or
+    /// more their length as LEB128, then the payload. A boolean is the header
+    /// alone; a float 8 bytes; an integer its shortest two's-complement form
+    /// (`1 + bit_length // 8` bytes); bytes themselves; a string its UTF-8
+    /// (surrogates as 3 bytes each, as `surrogatepass` encodes them).
+    pub fn serialized_size(&self) -> usize {
+        let payload = match self {
+            ChoiceValue::Boolean(_) => return 1,
+            ChoiceValue::Float(_) => 8,
+            ChoiceValue::Integer(i) => {
+                let bit_length = 128 - i.unsigned_abs().leading_zeros() as usize;
+                1 + bit_length / 8
+            }
+            ChoiceValue::Bytes(bytes) => bytes.len(),
+            ChoiceValue::String(points) => points
+                .iter()
+                .map(|&p| match p {
+                    0..0x80 => 1,
+                    0x80..0x800 => 2,
+                    0x800..0x10000 => 3,
+                    _ => 4,
+                })
+                .sum(),
+        };
+        let length_bytes = if payload < 0b11111 {
+            0
+        } else {
+            let bits = usize::BITS - payload.leading_zeros();
+            bits.div_ceil(7) as usize
+        };
+        1 + length_bytes + payload
+    }
+
     /// Compares two values of the same kind by simplicity (smaller is simpler).
     ///
     /// Values of different kinds compare by kind, which only happens when
@@ -487,6 +561,36 @@ pub fn sequence_cmp(a: &[ChoiceNode], b: &[ChoiceNode]) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sizes as Hypothesis 6.152.4's `choices_to_bytes([value])` measures them.
+    #[test]
+    fn serialized_sizes_match_hypothesis() {
+        let string = |s: &str| ChoiceValue::String(s.chars().map(u32::from).collect());
+        let cases = [
+            (ChoiceValue::Boolean(true), 1),
+            (ChoiceValue::Integer(0), 2),
+            (ChoiceValue::Integer(127), 2),
+            (ChoiceValue::Integer(128), 3),
+            (ChoiceValue::Integer(-128), 3),
+            (ChoiceValue::Integer(-129), 3),
+            (ChoiceValue::Integer(1 << 63), 10),
+            (ChoiceValue::Integer(i128::MIN), 18),
+            (ChoiceValue::Float(1.5), 9),
+            (ChoiceValue::Bytes(vec![]), 1),
+            (ChoiceValue::Bytes(vec![7; 30]), 31),
+            (ChoiceValue::Bytes(vec![7; 31]), 33),
+            (ChoiceValue::Bytes(vec![7; 200]), 203),
+            (string(&"a".repeat(30)), 31),
+            (string(&"\u{e9}".repeat(16)), 34),
+            (ChoiceValue::String(vec![0xD800]), 4),
+            (string("\u{1F600}"), 5),
+            (string(&"a".repeat(128)), 131),
+            (string(&"a".repeat(20000)), 20004),
+        ];
+        for (value, size) in cases {
+            assert_eq!(value.serialized_size(), size, "{value:?}");
+        }
+    }
 
     #[test]
     fn integer_order_is_zero_then_positive_before_negative() {

@@ -84,6 +84,10 @@ pub struct TestData {
     pub spans: Vec<Span>,
     open_spans: Vec<usize>,
     max_choices: usize,
+    /// The serialized size of the choices so far ([`ChoiceValue::serialized_size`]).
+    length: usize,
+    /// The most `length` may reach before the test case overruns.
+    max_length: usize,
     /// The outcome, once concluded.
     pub status: Option<Status>,
     /// For failures: where the failure came from (distinct origins are distinct bugs).
@@ -102,6 +106,14 @@ pub struct TestData {
 
 /// The largest number of choices one test case may make.
 pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
+
+/// The largest serialized size of one test case's choices, in bytes as
+/// Hypothesis counts them (its `BUFFER_SIZE`, the "maximum allowed entropy"):
+/// 500 strings of 50 characters overrun it, though they are 500 choices.
+/// A test case given a choice budget above [`DEFAULT_MAX_CHOICES`] (a lifted
+/// budget: `single_test_case`, hegel-c's unbounded runs) has no size limit,
+/// as hegel-core lifts both for `single_test_case`.
+pub const DEFAULT_MAX_LENGTH: usize = 8 * 1024;
 
 impl TestData {
     /// A test case that replays `prefix` then generates at random from `source`.
@@ -123,6 +135,12 @@ impl TestData {
             spans: Vec::new(),
             open_spans: Vec::new(),
             max_choices,
+            length: 0,
+            max_length: if max_choices > DEFAULT_MAX_CHOICES {
+                usize::MAX
+            } else {
+                DEFAULT_MAX_LENGTH
+            },
             status: None,
             origin: None,
             target_observations: Vec::new(),
@@ -145,6 +163,18 @@ impl TestData {
     /// The most choices this test case may make before it overruns.
     pub fn max_choices(&self) -> usize {
         self.max_choices
+    }
+
+    /// The serialized size of the choices made so far, as Hypothesis counts
+    /// it ([`ChoiceValue::serialized_size`]).
+    pub fn length(&self) -> usize {
+        self.length
+    }
+
+    /// The most [`TestData::length`] may reach before the test case overruns
+    /// ([`DEFAULT_MAX_LENGTH`]).
+    pub fn max_length(&self) -> usize {
+        self.max_length
     }
 
     /// Whether choices past the prefix are random (generation) rather than simplest (replay).
@@ -287,6 +317,12 @@ impl TestData {
                 Mode::Replay => constraints.simplest(),
             }
         };
+        let size = value.serialized_size();
+        if self.length + size > self.max_length {
+            self.conclude(Status::Overrun, None);
+            return Err(StopTest);
+        }
+        self.length += size;
         if let ChoiceValue::Integer(v) = value
             && self.recent_integers.len() < 16
         {
@@ -590,6 +626,40 @@ fn continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// hegel-core 0.10's test_data_too_large_detected: 500 strings of 50
+    /// characters are 500 choices but 26,000 bytes serialized, past
+    /// Hypothesis' 8 KiB; as many booleans fit.
+    #[test]
+    fn the_budget_counts_serialized_size_as_hypothesis_does() {
+        let digits = Arc::new(crate::charset::CharSet::from_intervals(vec![(0x30, 0x39)]));
+        let size = SizeConstraints {
+            min_size: 50,
+            max_size: 100,
+        };
+        let mut data = TestData::generating(vec![], Source::from_seed(3), DEFAULT_MAX_CHOICES);
+        let mut drawn = 0;
+        while data.draw_string(digits.clone(), size).is_ok() {
+            drawn += 1;
+        }
+        assert_eq!(data.status, Some(Status::Overrun));
+        assert!((70..=160).contains(&drawn), "{drawn} strings");
+        assert!(data.length() <= DEFAULT_MAX_LENGTH, "{}", data.length());
+
+        let mut data = TestData::generating(vec![], Source::from_seed(3), DEFAULT_MAX_CHOICES);
+        for _ in 0..DEFAULT_MAX_CHOICES {
+            data.draw_boolean(0.5).unwrap();
+        }
+        assert_eq!(data.length(), DEFAULT_MAX_LENGTH);
+        assert!(data.draw_boolean(0.5).is_err());
+
+        // A lifted choice budget lifts the size limit with it.
+        let mut data = TestData::replaying(vec![], DEFAULT_MAX_CHOICES * 2);
+        for _ in 0..500 {
+            data.draw_string(digits.clone(), size).unwrap();
+        }
+        assert_eq!(data.length(), 500 * 52);
+    }
 
     #[test]
     fn replay_reproduces_choices() {

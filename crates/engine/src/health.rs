@@ -8,7 +8,7 @@
 //! `Display`. How a protocol names a health check on the wire is the
 //! protocol layer's business, not the engine's.
 
-use crate::data::{Status, TestData};
+use crate::data::{DEFAULT_MAX_LENGTH, Status, TestData};
 use std::fmt;
 
 /// A health check a run can fail (each can be suppressed).
@@ -73,12 +73,17 @@ pub enum HealthCheckFailure {
         /// Valid test cases by then.
         valid: u64,
     },
-    /// The simplest test case made more than half the choices allowed.
+    /// The simplest test case overran, or used more than half the choices
+    /// or half the serialized size allowed.
     LargeInitialTestCase {
         /// Choices the simplest test case made.
         choices: usize,
         /// The limit.
         max_choices: usize,
+        /// The serialized size of its choices (bytes, as Hypothesis counts them).
+        length: usize,
+        /// The limit on that size.
+        max_length: usize,
     },
 }
 
@@ -123,18 +128,23 @@ impl fmt::Display for HealthCheckFailure {
                 valid,
             } => write!(
                 f,
-                "Test cases are too large: {overruns} of the first test cases ran past the limit \
-                 of {max_choices} choices while only {valid} were valid. Bound the sizes of \
-                 generated collections (max_size) or suppress the test_cases_too_large health \
+                "Generated inputs routinely consumed more than the maximum allowed entropy: \
+                 {valid} inputs were generated successfully, while {overruns} inputs exceeded \
+                 the maximum allowed entropy during generation (at most {max_choices} choices \
+                 of {DEFAULT_MAX_LENGTH} bytes serialized in all). Bound the sizes of generated \
+                 collections and strings (max_size) or suppress the test_cases_too_large health \
                  check."
             ),
             HealthCheckFailure::LargeInitialTestCase {
                 choices,
                 max_choices,
+                length,
+                max_length,
             } => write!(
                 f,
                 "The smallest natural input for this test is very large: the simplest test case \
-                 made {choices} choices (the limit is {max_choices}). Generate smaller values \
+                 made {choices} choices of {length} bytes serialized (the limits are \
+                 {max_choices} choices and {max_length} bytes). Generate smaller values \
                  (lower min_size, fewer nested collections), or suppress the \
                  large_initial_test_case health check if this is intended."
             ),
@@ -239,14 +249,19 @@ impl HealthMonitor {
 
     /// The check on the simplest test case.
     pub(crate) fn after_simplest(&self, simplest: &TestData) -> Option<HealthCheckFailure> {
-        let large =
-            simplest.status == Some(Status::Overrun) || simplest.nodes.len() > self.max_choices / 2;
+        // Hypothesis: `zero_data.length * 2 > BUFFER_SIZE`, its length being
+        // the serialized size of the choices.
+        let large = simplest.status == Some(Status::Overrun)
+            || simplest.nodes.len() > self.max_choices / 2
+            || simplest.length() > simplest.max_length() / 2;
         if !large {
             return None;
         }
         self.unless_suppressed(HealthCheckFailure::LargeInitialTestCase {
             choices: simplest.nodes.len(),
             max_choices: self.max_choices,
+            length: simplest.length(),
+            max_length: simplest.max_length(),
         })
     }
 
@@ -318,6 +333,8 @@ mod tests {
             HealthCheckFailure::LargeInitialTestCase {
                 choices: 5000,
                 max_choices: 8192,
+                length: 5000,
+                max_length: 8192,
             },
         ];
         for (failure, name) in failures.iter().zip([

@@ -218,7 +218,7 @@ fn nasty_floats(c: &FloatConstraints) -> [f64; 24] {
 }
 
 fn fit_width(v: f64, width: u8) -> f64 {
-    if width == 32 { (v as f32) as f64 } else { v }
+    crate::choice::round_to_width(v, width)
 }
 
 /// Generates a float choice.

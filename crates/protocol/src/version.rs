@@ -131,6 +131,13 @@ pub enum Behaviour {
     /// `mark_complete` with status `OVERRUN` is refused ("Unexpected
     /// mark_complete status"); before, it ended the test case as an overrun.
     RefusesOverrunStatus,
+    /// `one_of` answers `[index, value]` (the branch's index, then its
+    /// value); before, the value alone.
+    OneOfAnswersIndex,
+    /// A control-stream message that is not a control command of the
+    /// version (an unknown or missing `command`, or not CBOR) ends the
+    /// connection, unanswered; without it, it gets an error reply.
+    UnknownControlCommandEndsConnection,
 }
 
 impl Behaviour {
@@ -140,6 +147,8 @@ impl Behaviour {
         Behaviour::SingleTestCase,
         Behaviour::EngineStateMachines,
         Behaviour::RefusesOverrunStatus,
+        Behaviour::OneOfAnswersIndex,
+        Behaviour::UnknownControlCommandEndsConnection,
     ];
 }
 
@@ -185,6 +194,25 @@ pub const CHANGES: &[Change] = &[
         // hegel-core 0.4.3's server.py concludes any status it can name;
         // 0.6.0's raises for OVERRUN (0.5.x, protocol 0.11, not checked).
         source: "hegel-core 0.6.0 (protocol 0.12)",
+    },
+    Change {
+        behaviour: Behaviour::OneOfAnswersIndex,
+        since: v(0, 11),
+        until: None,
+        // hegel-core 0.4.3's schema.py: `st.one_of([...branches])`; 0.5.0's
+        // wraps each branch in `st.tuples(st.just(i), branch)`.
+        source: "hegel-core 0.5.0 (protocol 0.11)",
+    },
+    Change {
+        behaviour: Behaviour::UnknownControlCommandEndsConnection,
+        since: v(0, 10),
+        until: None,
+        // Every release from 0.4.3 to 0.10.0: run_server_on_connection
+        // raises `ValueError("Unknown command: ...")` out of its loop, prints
+        // the traceback and closes the connection (0.10.0's own test
+        // test_unknown_command expects a ConnectionError). The reference
+        // document (0.1) says nothing; geist answers with an error there.
+        source: "hegel-core 0.4.3 (protocol 0.10)",
     },
 ];
 

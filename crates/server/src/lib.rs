@@ -12,7 +12,7 @@ pub mod session;
 pub mod test_mode;
 
 use geist_protocol::connection::{Connection, ConnectionConfig, ReaderEnd, Role, Stream};
-use geist_protocol::{CommandError, ControlCommand, ErrorKind, ErrorReply, RunTest};
+use geist_protocol::{Behaviour, CommandError, ControlCommand, ErrorKind, ErrorReply, RunTest};
 use geist_wire::cbor::Value as Cbor;
 use geist_wire::{HANDSHAKE_REQUEST, StreamOrigin};
 use std::io::{Read, Write};
@@ -138,7 +138,12 @@ where
             }
             continue;
         }
-        server.handle_control(&control, &request);
+        if let Err(reason) = server.handle_control(&control, &request) {
+            // As hegel-core: the connection ends, runs in progress with it.
+            eprintln!("geist-server: {reason}; the connection ends (as hegel-core's does)");
+            server.connection.end(reason);
+            return Ok(());
+        }
     }
     if server.connection.end_reason().as_deref() == Some(test_mode::FINISHED) {
         // Not waiting for the client to close its side: hegel-core's test
@@ -175,18 +180,39 @@ impl Drop for RunSlot {
 }
 
 impl Server {
-    fn handle_control(&self, control: &Stream, request: &geist_protocol::Request) {
-        let refuse = |error: ErrorReply| control.reply_error(request.message_id, &error);
+    /// Answers one control-stream request. `Err` (with the reason) when the
+    /// version says the connection must end (see
+    /// [`Behaviour::UnknownControlCommandEndsConnection`]).
+    fn handle_control(
+        &self,
+        control: &Stream,
+        request: &geist_protocol::Request,
+    ) -> Result<(), String> {
+        let version = self.config.version;
+        let ends = version.has(Behaviour::UnknownControlCommandEndsConnection);
+        let refuse = |error: ErrorReply| {
+            control.reply_error(request.message_id, &error);
+            Ok(())
+        };
         if request.payload == HANDSHAKE_REQUEST {
-            return refuse(ErrorReply::protocol(
-                "the handshake was already done: after it the control stream takes CBOR \
-                 commands (run_test, single_test_case)",
-            ));
+            let why = "the handshake was already done: after it the control stream takes CBOR \
+                       commands (run_test, single_test_case)";
+            if ends {
+                return Err(why.to_string());
+            }
+            return refuse(ErrorReply::protocol(why));
         }
         let message = match request.message() {
             Ok(m) => m,
+            Err(e) if ends => return Err(format!("a control message that is not CBOR: {e}")),
             Err(e) => return refuse(ErrorReply::protocol(e.to_string())),
         };
+        if ends && !ControlCommand::is_named_in(&message, version) {
+            return Err(match geist_wire::cbor::map_get(&message, "command") {
+                Some(Cbor::Text(name)) => format!("Unknown command: {name}"),
+                _ => "a control message without a \"command\" text".to_string(),
+            });
+        }
         let (stream_id, kind) = match ControlCommand::decode(message, self.config.version) {
             Ok(ControlCommand::RunTest(run)) => (run.stream_id, RunKind::Run(run)),
             Ok(ControlCommand::SingleTestCase { stream_id, seed }) => {
@@ -271,6 +297,7 @@ impl Server {
                 );
                 let _ = self.connection.send(&ok);
                 let _ = go.send(());
+                Ok(())
             }
             Err(e) => refuse(ErrorReply::new(
                 ErrorKind::ValueError,

@@ -20,6 +20,7 @@ use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
 use geist_protocol::connection::{Connection, ConnectionError, OpenError, Stream};
 use geist_protocol::values::{StringForm, from_cbor, health_check_named, to_cbor};
+use geist_protocol::version::Behaviour;
 use geist_protocol::{
     CaseCommand, CaseStatus, CommandError, DatabaseChoice, ErrorKind, ErrorReply, Event,
     ProtocolVersion, RunResults, RunTest,
@@ -127,7 +128,7 @@ impl GenerateLimits {
                 self.lower_max_sizes(keys);
                 self.lower_max_sizes(values);
             }
-            Schema::Tuple(parts) | Schema::OneOf(parts) => {
+            Schema::Tuple(parts) | Schema::OneOf(parts) | Schema::OneOfBare(parts) => {
                 parts.iter_mut().for_each(|p| self.lower_max_sizes(p))
             }
             _ => {}
@@ -156,7 +157,9 @@ fn smallest_size(schema: &Schema) -> u128 {
         Schema::Tuple(parts) => parts
             .iter()
             .fold(0u128, |sum, p| sum.saturating_add(smallest_size(p))),
-        Schema::OneOf(branches) => branches.iter().map(smallest_size).min().unwrap_or(0),
+        Schema::OneOf(branches) | Schema::OneOfBare(branches) => {
+            branches.iter().map(smallest_size).min().unwrap_or(0)
+        }
         _ => 1,
     }
 }
@@ -249,8 +252,12 @@ impl Run {
                 let parsed = match cache.get(payload) {
                     Some(parsed) => parsed.clone(),
                     None => {
-                        let parsed = Schema::parse(&from_cbor(&schema))
-                            .and_then(|mut s| self.limits.apply(&mut s).map(|()| Arc::new(s)));
+                        let parsed = Schema::parse(&from_cbor(&schema)).and_then(|mut s| {
+                            if !self.version.has(Behaviour::OneOfAnswersIndex) {
+                                s.report_one_of_bare();
+                            }
+                            self.limits.apply(&mut s).map(|()| Arc::new(s))
+                        });
                         cache.insert(payload.to_vec(), parsed.clone());
                         parsed
                     }

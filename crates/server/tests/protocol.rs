@@ -544,6 +544,71 @@ fn the_reference_version_tags_strings_with_6() {
     assert!(matches!(result(&reply), Value::Tag(6, _)));
 }
 
+/// hegel-core 0.4.x (protocol 0.10) answers `one_of` with the value alone;
+/// `[index, value]` began with protocol 0.11 (hegel-core 0.5.0), nested
+/// `one_of`s included.
+#[test]
+fn one_of_answers_the_bare_value_before_protocol_0_11() {
+    let branch = |n: i128| {
+        map(vec![
+            ("type", text("integer")),
+            ("min_value", int(n)),
+            ("max_value", int(n)),
+        ])
+    };
+    let one_of = map(vec![
+        ("type", text("one_of")),
+        ("generators", Value::Array(vec![branch(10), branch(11)])),
+    ]);
+    let schema = map(vec![
+        ("type", text("list")),
+        ("elements", one_of.clone()),
+        ("min_size", int(4)),
+        ("max_size", int(4)),
+    ]);
+    for (version, indexed) in [("0.10", false), ("0.11", true), ("0.16", true)] {
+        let mut c = Client::start(ServerConfig {
+            version: ProtocolVersion::parse(version).unwrap(),
+            ..ServerConfig::default()
+        });
+        c.handshake();
+        c.start_run(1, vec![("test_cases", int(1))]);
+        let (_, v) = c.next_event();
+        let case = case_stream(&v);
+        for reply in [
+            generate(&mut c, case, schema.clone()),
+            generate(
+                &mut c,
+                case,
+                map(vec![
+                    ("type", text("tuple")),
+                    ("elements", Value::Array(vec![one_of.clone()])),
+                ]),
+            ),
+        ] {
+            let Value::Array(items) = result(&reply) else {
+                panic!("{version}: not an array: {reply:?}")
+            };
+            assert!(!items.is_empty());
+            for item in items {
+                let value = if indexed {
+                    let Value::Array(pair) = item else {
+                        panic!("{version}: {item:?} is not [index, value]")
+                    };
+                    assert_eq!(pair.len(), 2, "{version}: {pair:?}");
+                    let index = cbor::as_i128(&pair[0]).expect("an integer index");
+                    let value = cbor::as_i128(&pair[1]).expect("an integer value");
+                    assert_eq!(value, 10 + index, "{version}: {pair:?}");
+                    value
+                } else {
+                    cbor::as_i128(item).unwrap_or_else(|| panic!("{version}: {item:?} is not bare"))
+                };
+                assert!((10..=11).contains(&value), "{version}: {value}");
+            }
+        }
+    }
+}
+
 #[test]
 fn spans_targets_collections_and_pools() {
     let mut c = Client::connected();
@@ -626,11 +691,92 @@ fn spans_targets_collections_and_pools() {
     c.finish().unwrap();
 }
 
+/// A `run_test` on an even stream id: the server refuses it with a reply
+/// (a way to see that the connection still serves the control stream).
+fn refused_run(c: &mut Client) -> &'static str {
+    let reply = c.call(
+        0,
+        map(vec![
+            ("command", text("run_test")),
+            ("stream_id", int(2)),
+            ("test_cases", int(1)),
+        ]),
+    );
+    assert!(format!("{reply:?}").contains("must be odd"), "{reply:?}");
+    "must be odd"
+}
+
+/// hegel-core (every release, protocol 0.10 to 0.16) ends the connection on
+/// a control message that is not one of its control commands (0.10.0's
+/// test_unknown_command); the reference version (0.1) answers it with an
+/// error and goes on.
+#[test]
+fn an_unknown_control_command_ends_the_connection_as_hegel_core_does() {
+    let messages: [(&str, Vec<u8>); 4] = [
+        (
+            "unknown",
+            cbor::encode(&map(vec![("command", text("frobnicate"))])),
+        ),
+        (
+            "no command",
+            cbor::encode(&map(vec![("stream_id", int(1))])),
+        ),
+        ("not CBOR", vec![0xFF, 0x00]),
+        // single_test_case began with protocol 0.13.
+        (
+            "single_test_case",
+            cbor::encode(&map(vec![
+                ("command", text("single_test_case")),
+                ("stream_id", int(1)),
+            ])),
+        ),
+    ];
+    for version in ["0.1", "0.10", "0.12", "0.16"] {
+        for (what, payload) in &messages {
+            let mut c = Client::start(ServerConfig {
+                version: ProtocolVersion::parse(version).unwrap(),
+                ..ServerConfig::default()
+            });
+            c.handshake();
+            let id = c.request(0, payload.clone());
+            if version == "0.1" || (*what == "single_test_case" && version == "0.16") {
+                let p = c.read().expect("a reply");
+                assert_eq!(p.message_id, id, "{version} {what}");
+                if *what != "single_test_case" {
+                    let reply = cbor::decode(&p.payload).unwrap();
+                    assert!(
+                        cbor::map_get(&reply, "error").is_some(),
+                        "{version} {what}: {reply:?}"
+                    );
+                }
+                continue;
+            }
+            // serve returns at once (in geist-server the process exits) ...
+            let server = c.server.take().unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while !server.is_finished() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{version} {what}: the server goes on serving the connection"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let outcome = server.join().unwrap();
+            assert!(outcome.is_ok(), "{version} {what}: {outcome:?}");
+            // ... having sent nothing: once our side closes, the socket is at its end.
+            c.writer.shutdown(std::net::Shutdown::Write).unwrap();
+            let after = c.read();
+            assert!(
+                after.is_none(),
+                "{version} {what}: the server replied {after:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn unknown_commands_and_usage_errors_get_error_replies() {
     let mut c = Client::connected();
-    let reply = c.call(0, map(vec![("command", text("frobnicate"))]));
-    assert!(cbor::map_get(&reply, "error").is_some());
     // An even (server-side) stream id for run_test is refused.
     let reply = c.call(
         0,
@@ -650,11 +796,6 @@ fn unknown_commands_and_usage_errors_get_error_replies() {
     // A request on a stream nobody opened.
     let reply = c.call(77, map(vec![("command", text("generate"))]));
     assert!(format!("{reply:?}").contains("not registered"), "{reply:?}");
-    // Invalid CBOR on the control stream.
-    let id = c.request(0, vec![0xFF, 0x00]);
-    let p = c.read().unwrap();
-    assert_eq!(p.message_id, id);
-    assert!(cbor::map_get(&cbor::decode(&p.payload).unwrap(), "error").is_some());
     // Unknown phases and health checks end the run with an error result.
     c.start_run(
         11,
@@ -685,8 +826,7 @@ fn a_bad_checksum_is_answered_and_the_connection_continues() {
     let p = c.read().unwrap();
     assert!(format!("{:?}", cbor::decode(&p.payload).unwrap()).contains("checksum"));
     // Still alive.
-    let reply = c.call(0, map(vec![("command", text("frobnicate"))]));
-    assert!(cbor::map_get(&reply, "error").is_some());
+    assert_eq!(refused_run(&mut c), "must be odd");
     c.finish().unwrap();
 }
 
@@ -730,8 +870,7 @@ fn a_silent_client_times_out_and_a_vanished_one_ends_the_run() {
     assert!(!p.is_reply);
     std::thread::sleep(Duration::from_millis(400));
     // The connection still serves other commands.
-    let reply = c.call(0, map(vec![("command", text("frobnicate"))]));
-    assert!(cbor::map_get(&reply, "error").is_some());
+    assert_eq!(refused_run(&mut c), "must be odd");
     // Start another run, take one test case, then vanish mid test case.
     c.start_run(3, vec![]);
     let _ = c.read().unwrap();
@@ -1041,7 +1180,14 @@ fn misleading_messages_say_what_is_wrong() {
         message.contains("at most") && !message.contains("non-negative"),
         "{message}"
     );
-    // A second handshake is named as such, not as trailing bytes.
+    c.finish().unwrap();
+    // A second handshake is named as such, not as trailing bytes (where the
+    // server answers rather than closing: the reference version).
+    let mut c = Client::start(ServerConfig {
+        version: ProtocolVersion::parse("0.1").unwrap(),
+        ..ServerConfig::default()
+    });
+    c.handshake();
     let id = c.request(0, b"hegel_handshake_start".to_vec());
     let reply = c.await_reply(0, id);
     let message = error_message(&cbor::decode(&reply.payload).unwrap());

@@ -9,6 +9,7 @@ use super::{BoxedGenerator, Generator, WireSchema, labels};
 use crate::test_case::{TestCase, usage_error};
 use crate::transport::values;
 use geist_engine::choice::IntegerConstraints;
+use geist_protocol::Behaviour;
 use geist_wire::cbor::{self, Value as Cbor};
 
 macro_rules! tuple_generator {
@@ -180,7 +181,9 @@ impl<T> Generator for OneOf<T> {
         if self.branches.is_empty() {
             usage_error("one_of: no generators to choose from".to_string());
         }
-        if tc.is_remote()
+        // Before protocol 0.11 the server answers a `one_of` with the value
+        // alone, which does not say which branch's parser to use.
+        if tc.remote_has(Behaviour::OneOfAnswersIndex)
             && let Some(whole) = self.wire_schema()
         {
             return tc.choose_whole(whole);

@@ -112,6 +112,11 @@ fn protocol(command: &str, what: &str, got: &Cbor) -> CaseError {
 }
 
 impl RemoteCase {
+    /// Whether the server's protocol version has `behaviour`.
+    pub(crate) fn has(&self, behaviour: geist_protocol::Behaviour) -> bool {
+        self.stream.connection().version().has(behaviour)
+    }
+
     /// A test case on the stream the server announced.
     pub(crate) fn new(stream: StreamHandle) -> RemoteCase {
         RemoteCase {

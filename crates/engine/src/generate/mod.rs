@@ -24,12 +24,15 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             let i = data.draw_integer(IntegerConstraints::bounded(0, values.len() as i128 - 1))?;
             Ok(values[i as usize].clone())
         }
-        Schema::OneOf(schemas) => {
+        Schema::OneOf(schemas) | Schema::OneOfBare(schemas) => {
             data.start_span(labels::ONE_OF);
             let i = data.draw_integer(IntegerConstraints::bounded(0, schemas.len() as i128 - 1))?;
             let v = generate(&schemas[i as usize], data)?;
             data.stop_span(false);
-            Ok(Value::Array(vec![Value::Integer(i), v]))
+            Ok(match schema {
+                Schema::OneOfBare(_) => v,
+                _ => Value::Array(vec![Value::Integer(i), v]),
+            })
         }
         Schema::Boolean { p } => Ok(Value::Bool(data.draw_boolean(*p)?)),
         Schema::Integer(c) => Ok(Value::Integer(data.draw_integer(*c)?)),
@@ -139,8 +142,9 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             allow_nan,
             allow_infinity,
             width,
+            allow_subnormal,
         } => {
-            let part_width = if *width == 64 { 32 } else { 64 };
+            let part_width = width / 2;
             let limit = max_magnitude.unwrap_or(f64::INFINITY);
             let part = FloatConstraints {
                 min: if limit.is_finite() {
@@ -179,8 +183,33 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
                     im *= scale;
                 }
             }
+            if !allow_subnormal {
+                re = without_subnormal(re, part_width, limit);
+                im = without_subnormal(im, part_width, limit);
+            }
             Ok(Value::Array(vec![Value::Float(re), Value::Float(im)]))
         }
+    }
+}
+
+/// `v`, or when it is subnormal at `width` bits (non-zero and below the
+/// smallest normal magnitude) the nearest value that is not: the smallest
+/// normal of its sign when that stays within `max_magnitude`, else zero of its
+/// sign. (Hypothesis' `complex_numbers(allow_subnormal=False)` draws parts
+/// from `floats(allow_subnormal=False)`; a part that rounding or the magnitude
+/// scaling makes subnormal is moved out of that range here.)
+fn without_subnormal(v: f64, width: u8, max_magnitude: f64) -> f64 {
+    let smallest_normal = match width {
+        16 => half::f16::MIN_POSITIVE.to_f64(),
+        32 => f32::MIN_POSITIVE as f64,
+        _ => f64::MIN_POSITIVE,
+    };
+    if v == 0.0 || !v.is_finite() || v.abs() >= smallest_normal {
+        v
+    } else if smallest_normal <= max_magnitude {
+        smallest_normal.copysign(v)
+    } else {
+        0.0f64.copysign(v)
     }
 }
 
@@ -284,4 +313,118 @@ fn fraction(
         Value::Integer(n / g),
         Value::Integer(d / g),
     ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::choice::ChoiceValue;
+    use crate::data::DEFAULT_MAX_CHOICES;
+    use crate::random::Source;
+
+    fn schema(text: &str) -> Schema {
+        let mut fields = Vec::new();
+        for part in text.split(',') {
+            let (key, value) = part.split_once('=').expect("key=value");
+            let value = match value {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                v => match v.parse::<i128>() {
+                    Ok(i) => Value::Integer(i),
+                    Err(_) => match v.parse::<f64>() {
+                        Ok(f) => Value::Float(f),
+                        Err(_) => Value::String(v.as_bytes().to_vec()),
+                    },
+                },
+            };
+            fields.push((Value::String(key.as_bytes().to_vec()), value));
+        }
+        Schema::parse(&Value::Map(fields)).expect("a valid schema")
+    }
+
+    fn values(schema: &Schema, seeds: u64) -> Vec<Value> {
+        (0..seeds)
+            .map(|seed| {
+                let mut data =
+                    TestData::generating(vec![], Source::from_seed(seed), DEFAULT_MAX_CHOICES);
+                generate(schema, &mut data).expect("a value")
+            })
+            .collect()
+    }
+
+    /// hegel-core generates `float` with `width: 16`: every value is a
+    /// half-precision float within the bounds (rounded inward).
+    #[test]
+    fn width_16_floats_are_half_precision_within_their_bounds() {
+        let half = |f: f64| half::f16::from_f64(f).to_f64() == f;
+        let unbounded = schema("type=float,width=16");
+        let mut seen_fraction = false;
+        for v in values(&unbounded, 300) {
+            let Value::Float(f) = v else { panic!("{v:?}") };
+            assert!(f.is_nan() || half(f), "{f} is not a 16-bit float");
+            seen_fraction |= f.is_finite() && f.fract() != 0.0;
+        }
+        assert!(seen_fraction);
+        let bounded = schema("type=float,width=16,min_value=0.1,max_value=0.2");
+        for v in values(&bounded, 300) {
+            let Value::Float(f) = v else { panic!("{v:?}") };
+            assert!(half(f) && (0.1..=0.2).contains(&f), "{f}");
+        }
+        let finite = schema("type=float,width=16,allow_infinity=false,allow_nan=false");
+        for v in values(&finite, 300) {
+            let Value::Float(f) = v else { panic!("{v:?}") };
+            assert!(f.is_finite() && f.abs() <= 65504.0, "{f}");
+        }
+        assert!(
+            Schema::parse(&Value::Map(vec![
+                (
+                    Value::String(b"type".to_vec()),
+                    Value::String(b"float".to_vec())
+                ),
+                (Value::String(b"width".to_vec()), Value::Integer(16)),
+                (Value::String(b"min_value".to_vec()), Value::Float(70000.0)),
+                (
+                    Value::String(b"allow_infinity".to_vec()),
+                    Value::Bool(false)
+                ),
+            ]))
+            .is_err(),
+            "no finite 16-bit float is at least 70000"
+        );
+    }
+
+    /// `complex` honours `allow_subnormal: false` (Hypothesis'
+    /// `complex_numbers`), at every width: choices that make both parts
+    /// subnormal give parts that are not.
+    #[test]
+    fn complex_parts_are_never_subnormal_when_told() {
+        for (width, smallest_normal) in [
+            (32, half::f16::MIN_POSITIVE.to_f64()),
+            (64, f32::MIN_POSITIVE as f64),
+            (128, f64::MIN_POSITIVE),
+        ] {
+            let tiny = smallest_normal / 2.0;
+            for allow in [true, false] {
+                let s = schema(&format!(
+                    "type=complex,width={width},allow_subnormal={allow},max_magnitude=1.0"
+                ));
+                let choices = vec![ChoiceValue::Float(tiny), ChoiceValue::Float(-tiny)];
+                let mut data = TestData::replaying(choices, DEFAULT_MAX_CHOICES);
+                let value = generate(&s, &mut data).expect("a value");
+                let Value::Array(parts) = value else {
+                    panic!("{value:?}")
+                };
+                let expected = if allow {
+                    [tiny, -tiny]
+                } else {
+                    [smallest_normal, -smallest_normal]
+                };
+                assert_eq!(
+                    parts,
+                    expected.map(Value::Float).to_vec(),
+                    "width {width}, allow_subnormal={allow}"
+                );
+            }
+        }
+    }
 }

@@ -8,7 +8,10 @@
 use super::formats::FormatSchema;
 use super::regex::RegexSchema;
 use crate::charset::{CharSet, CharSetSpec};
-use crate::choice::{FloatConstraints, IntegerConstraints};
+use crate::choice::{
+    FloatConstraints, IntegerConstraints, max_at_width, next_down_at_width, next_up_at_width,
+    round_to_width,
+};
 use crate::value::Value;
 use std::sync::Arc;
 
@@ -38,6 +41,10 @@ pub enum Schema {
     SampledFrom(Vec<Value>),
     /// A value from one of these schemas, reported as `[index, value]`.
     OneOf(Vec<Schema>),
+    /// A value from one of these schemas, reported bare (the value alone):
+    /// what `one_of` answered before `[index, value]` (see
+    /// [`Schema::report_one_of_bare`]).
+    OneOfBare(Vec<Schema>),
     /// Null.
     Null,
     /// A boolean, true with probability `p` during generation.
@@ -118,8 +125,10 @@ pub enum Schema {
         allow_nan: bool,
         /// Whether infinite parts may appear.
         allow_infinity: bool,
-        /// 64 or 128 (total width of both parts).
+        /// 32, 64 or 128 (total width of both parts).
         width: u8,
+        /// Whether a part may be subnormal (at its width).
+        allow_subnormal: bool,
     },
 }
 
@@ -333,32 +342,14 @@ pub fn parse_charset(map: &Value) -> Result<CharSet, SchemaError> {
     CharSet::from_spec(&spec).map_err(|e| SchemaError::new(e.to_string()))
 }
 
-fn next_up_width(v: f64, width: u8) -> f64 {
-    if width == 32 {
-        (v as f32).next_up() as f64
-    } else {
-        v.next_up()
-    }
-}
-
-fn next_down_width(v: f64, width: u8) -> f64 {
-    if width == 32 {
-        (v as f32).next_down() as f64
-    } else {
-        v.next_down()
-    }
-}
-
 fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
     let width = match int_field(map, "width")? {
         None | Some(64) => 64u8,
         Some(32) => 32,
-        Some(16) => {
-            return Err(SchemaError::new(
-                "width=16 floats are not supported by geist; use 32 or 64",
-            ));
+        Some(16) => 16,
+        Some(w) => {
+            return Err(SchemaError::new(format!("width={w} must be 16, 32 or 64")));
         }
-        Some(w) => return Err(SchemaError::new(format!("width={w} must be 32 or 64"))),
     };
     let min = float_field(map, "min_value")?;
     let max = float_field(map, "max_value")?;
@@ -397,11 +388,7 @@ fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
         Some(b) => b,
         None => !(min.is_some() && max.is_some()),
     };
-    let limit = if width == 32 {
-        f32::MAX as f64
-    } else {
-        f64::MAX
-    };
+    let limit = max_at_width(width);
     let mut lo = min.unwrap_or(if allow_infinity {
         f64::NEG_INFINITY
     } else {
@@ -421,17 +408,23 @@ fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
             )));
         }
     }
-    if width == 32 {
+    if width < 64 {
         // Round the bounds inward to values representable at this width.
-        if lo.is_finite() && ((lo as f32) as f64) < lo {
-            lo = next_up_width(lo, 32);
-        } else if lo.is_finite() {
-            lo = (lo as f32) as f64;
+        if lo.is_finite() {
+            let rounded = round_to_width(lo, width);
+            lo = if rounded < lo {
+                next_up_at_width(rounded, width)
+            } else {
+                rounded
+            };
         }
-        if hi.is_finite() && ((hi as f32) as f64) > hi {
-            hi = next_down_width(hi, 32);
-        } else if hi.is_finite() {
-            hi = (hi as f32) as f64;
+        if hi.is_finite() {
+            let rounded = round_to_width(hi, width);
+            hi = if rounded > hi {
+                next_down_at_width(rounded, width)
+            } else {
+                rounded
+            };
         }
     }
     if exclude_min {
@@ -440,7 +433,7 @@ fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
                 "Cannot have exclude_min=true with no min_value",
             ));
         }
-        lo = next_up_width(lo, width);
+        lo = next_up_at_width(lo, width);
     }
     if exclude_max {
         if max.is_none() {
@@ -448,7 +441,7 @@ fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
                 "Cannot have exclude_max=true with no max_value",
             ));
         }
-        hi = next_down_width(hi, width);
+        hi = next_down_at_width(hi, width);
     }
     if hi < lo || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()) {
         return Err(SchemaError::new(format!(
@@ -506,6 +499,27 @@ fn parse_fraction_bound(map: &Value, key: &str) -> Result<Option<(i128, i128)>, 
 }
 
 impl Schema {
+    /// Makes every `one_of` in this schema, however deeply nested, report
+    /// its value alone instead of `[index, value]` (for peers that expect the
+    /// older reply shape; generation and shrinking are the same).
+    pub fn report_one_of_bare(&mut self) {
+        match self {
+            Schema::OneOf(branches) => {
+                branches.iter_mut().for_each(Schema::report_one_of_bare);
+                *self = Schema::OneOfBare(std::mem::take(branches));
+            }
+            Schema::OneOfBare(parts) | Schema::Tuple(parts) => {
+                parts.iter_mut().for_each(Schema::report_one_of_bare)
+            }
+            Schema::List { elements, .. } => elements.report_one_of_bare(),
+            Schema::Dict { keys, values, .. } => {
+                keys.report_one_of_bare();
+                values.report_one_of_bare();
+            }
+            _ => {}
+        }
+    }
+
     /// Parses and validates a schema map.
     pub fn parse(value: &Value) -> Result<Schema, SchemaError> {
         let Value::Map(_) = value else {
@@ -669,16 +683,19 @@ impl Schema {
                 let width = match int_field(value, "width")? {
                     None | Some(128) => 128,
                     Some(64) => 64,
+                    Some(32) => 32,
                     Some(w) => {
-                        return Err(SchemaError::new(format!("width={w} must be 64 or 128")));
+                        return Err(SchemaError::new(format!("width={w} must be 32, 64 or 128")));
                     }
                 };
+                let allow_subnormal = bool_field(value, "allow_subnormal")?.unwrap_or(true);
                 Ok(Schema::Complex {
                     max_magnitude,
                     min_magnitude,
                     allow_nan,
                     allow_infinity,
                     width,
+                    allow_subnormal,
                 })
             }
             other => match FormatSchema::parse(other, value)? {

@@ -173,6 +173,18 @@ pub enum ControlCommand {
 }
 
 impl ControlCommand {
+    /// Whether `message` names a control command `version` has (`run_test`;
+    /// `single_test_case` from 0.13), whatever its other fields.
+    pub fn is_named_in(message: &Cbor, version: ProtocolVersion) -> bool {
+        let Some(Cbor::Text(name)) = cbor::map_get(message, "command") else {
+            return false;
+        };
+        matches!(
+            CommandName::from_name(name).filter(|c| c.exists_in(version)),
+            Some(CommandName::RunTest | CommandName::SingleTestCase)
+        )
+    }
+
     /// Decodes a control-stream message in `version`.
     pub fn decode(message: Cbor, version: ProtocolVersion) -> Result<ControlCommand, CommandError> {
         let fields = Fields::of(message);
