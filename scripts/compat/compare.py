@@ -6,11 +6,14 @@ Each run is a report a test runner wrote: JUnit XML (vitest, ctest, pytest) or
 in every run given for that server (several runs of geist-server catch flaky
 tests). Prints, per server, how many tests passed and failed, then the tests
 that fail only on geist-server; exits 1 when one of those is not listed as an
-environment-only failure of this client, 2 when a report is missing or empty.
+environment-only failure of this client (environment-failures.txt) nor as a
+known geist failure that is being worked on elsewhere (known-failures.txt),
+2 when a report is missing or empty.
 
 usage: compare.py CLIENT FORMAT REFERENCE_REPORT GEIST_REPORT [GEIST_REPORT ...]
   FORMAT: junit | gotest
   environment-only failures: scripts/compat/environment-failures.txt
+  known geist-server failures: scripts/compat/known-failures.txt
 """
 
 import json
@@ -62,9 +65,9 @@ def gotest_outcomes(path):
     return outcomes
 
 
-def environment_failures(client):
-    """Tests of this client that fail on every server for reasons of this machine."""
-    listing = os.path.join(os.path.dirname(os.path.abspath(__file__)), "environment-failures.txt")
+def listed_tests(client, listing_name):
+    """Tests of this client listed in scripts/compat/LISTING_NAME (`client: test id  # why`)."""
+    listing = os.path.join(os.path.dirname(os.path.abspath(__file__)), listing_name)
     names = set()
     with open(listing, encoding="utf-8") as lines:
         for line in lines:
@@ -115,7 +118,8 @@ def main(argv):
         print(f"{client}: a report holds no tests ({reference_path}, {' '.join(geist_paths)})")
         return 2
 
-    allowed = environment_failures(client)
+    environment = listed_tests(client, "environment-failures.txt")
+    known = listed_tests(client, "known-failures.txt")
     runs = f" ({len(geist_runs)} runs, passed in all)" if len(geist_runs) > 1 else ""
     for server, outcomes, suffix in (("hegel-core", reference, ""), ("geist-server", geist, runs)):
         counts = tally(outcomes)
@@ -129,7 +133,7 @@ def main(argv):
         for name, outcome in reference.items()
         if outcome == PASSED and geist.get(name, FAILED) != PASSED
     )
-    unexpected = [name for name in regressions if name not in allowed]
+    unexpected = [name for name in regressions if name not in environment | known]
     both = sorted(
         name for name, outcome in reference.items() if outcome == FAILED and geist.get(name) == FAILED
     )
@@ -139,7 +143,7 @@ def main(argv):
     if both:
         print(f"fail on both servers ({len(both)}):")
         for name in both:
-            note = " [environment-only]" if name in allowed else ""
+            note = " [environment-only]" if name in environment else ""
             print(f"  {name}{note}")
     if only_reference:
         print(f"fail only on hegel-core ({len(only_reference)}):")
@@ -148,10 +152,20 @@ def main(argv):
     if regressions:
         print(f"fail only on geist-server ({len(regressions)}):")
         for name in regressions:
-            note = " [environment-only, allowed]" if name in allowed else ""
+            if name in environment:
+                note = " [environment-only, allowed]"
+            elif name in known:
+                note = " [known, see known-failures.txt]"
+            else:
+                note = ""
             print(f"  {name}{note}")
     else:
         print("fail only on geist-server: none")
+    stale = sorted(name for name in known if geist.get(name) == PASSED)
+    if stale:
+        print(f"listed in known-failures.txt but passed on geist-server ({len(stale)}):")
+        for name in stale:
+            print(f"  {name}")
     return 1 if unexpected else 0
 
 
