@@ -5,6 +5,13 @@
 //! [`Shrinker::shrink`](super::Shrinker::shrink)). Every pass keeps
 //! statistics (runs, test cases, improvements, choices deleted) that a
 //! caller can show at debug verbosity.
+//!
+//! The order adapts, as Hypothesis' shrinker's does: after each round the
+//! passes are re-sorted by what they did in it, those that deleted choices
+//! first, then those that improved the example without deleting, then those
+//! that did nothing, keeping the previous order among equals. A deletion
+//! makes every later pass cheaper (fewer choices to try), so the passes that
+//! delete on this example run before the ones that only polish it.
 
 use super::Shrinker;
 use super::passes::{choices, deletion, reordering, simplification};
@@ -113,13 +120,39 @@ pub(super) fn new_statistics() -> Vec<PassStatistics> {
         .collect()
 }
 
-/// One round: every pass once, in the shrinker's current order.
+/// What a pass did in one round, best first: the key the order is sorted by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum RoundOutcome {
+    /// The example lost choices.
+    Deleted,
+    /// The example became smaller without losing choices.
+    Improved,
+    /// Nothing changed.
+    Nothing,
+}
+
+/// The next round's order: a stable sort of `order` by each pass' outcome in
+/// this round (`outcomes` is indexed like [`PASSES`]).
+pub(super) fn reorder(order: &mut [usize], outcomes: &[RoundOutcome]) {
+    order.sort_by_key(|&index| outcomes[index]);
+}
+
+/// One round: every pass once, in the shrinker's current order; then the
+/// order is adapted to what each pass did.
 pub(super) fn run_round(s: &mut Shrinker) {
+    let mut outcomes = vec![RoundOutcome::Nothing; PASSES.len()];
     for k in 0..s.order.len() {
         let index = s.order[k];
         let pass = PASSES[index];
         let (calls, improvements, length) = (s.calls, s.improvements, s.best.nodes.len());
         (pass.run)(s);
+        outcomes[index] = if s.best.nodes.len() < length {
+            RoundOutcome::Deleted
+        } else if s.improvements > improvements {
+            RoundOutcome::Improved
+        } else {
+            RoundOutcome::Nothing
+        };
         let statistics = &mut s.statistics[index];
         statistics.runs += 1;
         statistics.calls += (s.calls - calls) as u64;
@@ -134,5 +167,34 @@ pub(super) fn run_round(s: &mut Shrinker) {
                 s.best.choices()
             );
         }
+    }
+    reorder(&mut s.order, &outcomes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_that_deleted_run_first_then_those_that_improved() {
+        let mut order: Vec<usize> = (0..PASSES.len()).collect();
+        let mut outcomes = vec![RoundOutcome::Nothing; PASSES.len()];
+        outcomes[7] = RoundOutcome::Deleted;
+        outcomes[3] = RoundOutcome::Improved;
+        outcomes[9] = RoundOutcome::Deleted;
+        outcomes[0] = RoundOutcome::Improved;
+        reorder(&mut order, &outcomes);
+        assert_eq!(order, vec![7, 9, 0, 3, 1, 2, 4, 5, 6, 8, 10]);
+    }
+
+    #[test]
+    fn the_sort_is_stable_across_rounds() {
+        // Equals keep the order the previous round left them in.
+        let mut order = vec![4, 2, 0, 1, 3, 5, 6, 7, 8, 9, 10];
+        let mut outcomes = vec![RoundOutcome::Nothing; PASSES.len()];
+        outcomes[0] = RoundOutcome::Deleted;
+        outcomes[4] = RoundOutcome::Deleted;
+        reorder(&mut order, &outcomes);
+        assert_eq!(order, vec![4, 0, 2, 1, 3, 5, 6, 7, 8, 9, 10]);
     }
 }
