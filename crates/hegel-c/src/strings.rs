@@ -12,7 +12,8 @@ use crate::test_case::{handle, hegel_test_case_t};
 use crate::text;
 use geist_engine::generate::{Schema, generate};
 use geist_engine::value::Value;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// Opaque to C: `hegel_string_generator_t`.
 pub enum hegel_string_generator_t {}
@@ -35,8 +36,24 @@ fn build(map: Vec<(Value, Value)>, alphabet: Option<Value>) -> AbiResult<StringG
 }
 
 fn hand_out(generator: StringGenerator, out: *mut *mut hegel_string_generator_t) -> AbiResult {
-    write(out, handles::insert(Arc::new(generator))?, "out_generator")
+    hand_out_shared(Arc::new(generator), out)
 }
+
+fn hand_out_shared(
+    generator: Arc<StringGenerator>,
+    out: *mut *mut hegel_string_generator_t,
+) -> AbiResult {
+    write(out, handles::insert(generator)?, "out_generator")
+}
+
+/// Text generators already built, by their schema. Building one builds its
+/// alphabet, which walks the Unicode tables (milliseconds); a frontend makes
+/// the same generator again for every draw (hegeltest's `text()`), so each
+/// distinct one is built once and shared: a generator is immutable, each
+/// handle to it is its own. Cleared when it holds too many.
+static TEXT_GENERATORS: LazyLock<Mutex<HashMap<String, Arc<StringGenerator>>>> =
+    LazyLock::new(Mutex::default);
+const TEXT_GENERATORS_KEPT: usize = 256;
 
 /// The alphabet of an optional text generator.
 pub fn alphabet_of(alphabet: *const hegel_string_generator_t) -> AbiResult<Option<Value>> {
@@ -143,6 +160,15 @@ pub extern "C" fn hegel_string_generator_text(
             options.push((key("exclude_characters"), Value::text(exclude)));
         }
         let alphabet = Value::Map(options.clone());
+        let cache_key = format!("{min_size} {max:?} {alphabet:?}");
+        let cached = TEXT_GENERATORS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&cache_key)
+            .cloned();
+        if let Some(generator) = cached {
+            return hand_out_shared(generator, out_generator);
+        }
         let charset = geist_engine::generate::schema::parse_charset(&alphabet)
             .map_err(|e| AbiError::arg(e.to_string()))?;
         if charset.is_empty() && max != Some(0) {
@@ -158,7 +184,14 @@ pub extern "C" fn hegel_string_generator_text(
             map.push((key("max_size"), Value::Integer(i128::from(max))));
         }
         map.extend(options);
-        hand_out(build(map, Some(alphabet))?, out_generator)
+        let generator = Arc::new(build(map, Some(alphabet))?);
+        let mut cache = TEXT_GENERATORS.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= TEXT_GENERATORS_KEPT {
+            cache.clear();
+        }
+        cache.insert(cache_key, Arc::clone(&generator));
+        drop(cache);
+        hand_out_shared(generator, out_generator)
     })
 }
 
