@@ -1,16 +1,20 @@
-//! Test cases per second of the same frontend (hegeltest 0.51.0) on two
-//! engines behind the same C ABI: libhegel and geist's `libhegel_c.so`.
+//! The same frontend, hegeltest 0.51.0, on two engines behind the same C
+//! ABI: libhegel (hegeltest-c 0.49.0) and geist's `libhegel_c.so`.
 //!
-//! hegeltest loads its engine once per process, so each measurement runs in
-//! a child process of this one: `--child ENGINE PROPERTY N` runs one
-//! property for `N` test cases and prints its rate (the load is not timed).
-//! Without `--child`, the driver alternates the engines round by round for
-//! every property and prints the median rates and their ratio.
+//! Test cases per second: hegeltest loads its engine once per process, so
+//! each measurement runs in a child process of this one: `--child ENGINE
+//! PROPERTY N` runs one property for `N` test cases and prints its rate (the
+//! load is not timed). `--suite NAME=PATH` also times a test binary of
+//! hegeltest 0.51.0 (`test_shrink_quality`, `test_find_quality`) whole, run
+//! from `--suite-dir`. The driver alternates the engines round by round
+//! (which goes first alternates too) and prints the medians and ratios.
 //!
-//! `GEIST_LIB_DIR` names the directory holding geist's library (the
-//! libhegel run clears `HEGEL_C_LIB_DIR`, so hegeltest loads the libhegel its
-//! build script baked in). Arguments: `--test-cases N` (per round, default
-//! 20,000), `--rounds N` (default 7).
+//! `LIBHEGEL_LIB_DIR` and `GEIST_LIB_DIR` name the directories holding each
+//! engine's `libhegel_c.so`; every child gets one of them as
+//! `HEGEL_C_LIB_DIR`. Arguments: `--test-cases N` (per run, default 20,000),
+//! `--rounds N` (default 7), `--suite-rounds N` (default 3), `--only
+//! PROPERTY` (i64, vec, string, state_machine; repeatable).
+//! `scripts/bench-hegel-c.sh` builds everything and runs it.
 
 use hegel::generators as gs;
 use hegel::{Hegel, Settings, TestCase};
@@ -89,34 +93,51 @@ fn run(property: &str, n: u64) -> u64 {
     runs.get()
 }
 
-fn argument(name: &str, default: u64) -> u64 {
+/// The value following `name` on the command line, every occurrence.
+fn arguments(name: &str) -> Vec<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
+        .enumerate()
+        .filter(|(_, a)| *a == name)
+        .filter_map(|(i, _)| args.get(i + 1).cloned())
+        .collect()
+}
+
+fn argument(name: &str, default: u64) -> u64 {
+    arguments(name)
+        .last()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
 }
 
+/// The directory `HEGEL_C_LIB_DIR` names for `engine`: both are explicit, so
+/// no run falls back on a library found elsewhere.
+fn lib_dir(engine: &str) -> String {
+    let var = match engine {
+        "geist" => "GEIST_LIB_DIR",
+        _ => "LIBHEGEL_LIB_DIR",
+    };
+    std::env::var(var).unwrap_or_else(|_| panic!("{var} names {engine}'s libhegel_c.so"))
+}
+
+/// Test cases per second of `property` on `engine`, in a child process.
 fn child(engine: &str, property: &str, n: u64) -> f64 {
     let exe = std::env::current_exe().expect("own path");
-    let mut command = Command::new(exe);
-    command.args(["--child", engine, property, &n.to_string()]);
-    match engine {
-        "geist" => {
-            let dir = std::env::var("GEIST_LIB_DIR").expect("GEIST_LIB_DIR names geist's library");
-            command.env("HEGEL_C_LIB_DIR", dir);
-        }
-        _ => {
-            command.env_remove("HEGEL_C_LIB_DIR");
-        }
-    }
-    let output = command.output().expect("child runs");
+    let output = Command::new(exe)
+        .args(["--child", engine, property, &n.to_string()])
+        .env("HEGEL_C_LIB_DIR", lib_dir(engine))
+        .output()
+        .expect("child runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     stdout.trim().parse().unwrap_or_else(|_| {
         panic!(
@@ -124,6 +145,50 @@ fn child(engine: &str, property: &str, n: u64) -> f64 {
             String::from_utf8_lossy(&output.stderr)
         )
     })
+}
+
+/// CPU seconds (user and system) of the children waited for so far.
+fn children_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// A hegeltest test binary's run on `engine`, one test at a time: wall and
+/// CPU seconds, and how many of its tests passed and failed. The example
+/// database is removed first (each engine would replay its own earlier
+/// failures).
+fn suite(engine: &str, exe: &str, dir: &str) -> (f64, f64, u64, u64) {
+    let _ = std::fs::remove_dir_all(std::path::Path::new(dir).join(".hegel"));
+    let cpu = children_cpu();
+    let start = Instant::now();
+    let output = Command::new(exe)
+        .arg("--test-threads=1")
+        .current_dir(dir)
+        .env("HEGEL_C_LIB_DIR", lib_dir(engine))
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("test binary runs");
+    let seconds = start.elapsed().as_secs_f64();
+    let cpu = children_cpu() - cpu;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // "test result: FAILED. 60 passed; 2 failed; ..."
+    let count = |what: &str| -> u64 {
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("test result:"))
+            .filter_map(|l| {
+                let i = l.find(what)?;
+                l[..i].split_whitespace().last()?.parse::<u64>().ok()
+            })
+            .sum()
+    };
+    (seconds, cpu, count(" passed"), count(" failed"))
 }
 
 fn main() {
@@ -139,29 +204,82 @@ fn main() {
     }
     let n = argument("--test-cases", 20_000);
     let rounds = argument("--rounds", 7).max(1);
+    let suite_rounds = argument("--suite-rounds", 3).max(1);
+    let suite_dir = arguments("--suite-dir").pop().unwrap_or_else(|| ".".into());
+    // Each round runs both engines; the engine that goes first alternates.
+    let order = |round: u64| {
+        if round % 2 == 0 {
+            ["libhegel", "geist"]
+        } else {
+            ["geist", "libhegel"]
+        }
+    };
     println!(
-        "hegeltest 0.51.0 on two engines: test cases per second ({n} per round, median of {rounds} interleaved rounds)\n"
+        "hegeltest 0.51.0 on libhegel (hegeltest-c 0.49.0) and on geist, alternating engines\n"
     );
-    println!("| property | libhegel 0.49.0 | geist | ratio |");
-    println!("|---|---:|---:|---:|");
+    println!("| workload | libhegel 0.49.0 | geist | geist / libhegel |\n|---|---:|---:|---:|");
     let properties = [
         ("i64", "one `i64`"),
         ("vec", "a `Vec<i64>`"),
         ("string", "a `String`"),
         ("state_machine", "a state machine (3 rules)"),
     ];
+    let only = arguments("--only");
     for (property, name) in properties {
-        let (mut lib, mut geist) = (Vec::new(), Vec::new());
-        for _ in 0..rounds {
-            lib.push(child("libhegel", property, n));
-            geist.push(child("geist", property, n));
+        if !only.is_empty() && !only.iter().any(|o| o == property) {
+            continue;
         }
+        let (mut lib, mut geist) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            for engine in order(round) {
+                let rate = child(engine, property, n);
+                if engine == "geist" {
+                    geist.push(rate)
+                } else {
+                    lib.push(rate)
+                }
+            }
+        }
+        eprintln!("{property}: libhegel {lib:.0?} geist {geist:.0?}");
         let (lib, geist) = (median(lib), median(geist));
         println!(
-            "| {name} | {:.0} | {:.0} | {:.2}x |",
-            lib,
-            geist,
+            "| {name}: test cases/s ({n} per run, median of {rounds}) | {lib:.0} | {geist:.0} | {:.2}x |",
             geist / lib
+        );
+    }
+    // --suite NAME=PATH: a test binary of hegeltest 0.51.0, timed whole.
+    for spec in arguments("--suite") {
+        let (name, exe) = spec.split_once('=').expect("--suite NAME=PATH");
+        let (mut lib, mut geist) = (Vec::new(), Vec::new());
+        let mut outcomes = Vec::new();
+        for round in 0..suite_rounds {
+            for engine in order(round) {
+                let (seconds, cpu, passed, failed) = suite(engine, exe, &suite_dir);
+                outcomes.push(format!(
+                    "{engine} {seconds:.1}s wall {cpu:.1}s cpu {passed} passed {failed} failed"
+                ));
+                let times = if engine == "geist" {
+                    &mut geist
+                } else {
+                    &mut lib
+                };
+                times.push((seconds, cpu));
+            }
+        }
+        eprintln!("{name}: {}", outcomes.join("; "));
+        let wall = |v: &[(f64, f64)]| median(v.iter().map(|t| t.0).collect());
+        let cpu = |v: &[(f64, f64)]| median(v.iter().map(|t| t.1).collect());
+        println!(
+            "| `{name}`: wall seconds (median of {suite_rounds}) | {:.1} | {:.1} | {:.2}x faster |",
+            wall(&lib),
+            wall(&geist),
+            wall(&lib) / wall(&geist)
+        );
+        println!(
+            "| `{name}`: CPU seconds (median of {suite_rounds}) | {:.1} | {:.1} | {:.2}x faster |",
+            cpu(&lib),
+            cpu(&geist),
+            cpu(&lib) / cpu(&geist)
         );
     }
 }
