@@ -1,0 +1,281 @@
+//! Bad calls (issue 15, item 3): NULL, freed and foreign handles, a handle
+//! used after its test case or run ended, invalid
+//! UTF-8, out-of-range settings. Each returns the ABI's error code and leaves
+//! a message in the context; none is undefined behaviour or an abort.
+
+mod driver;
+
+use driver::*;
+use hegel_c::abi::*;
+use hegel_c::context::{hegel_context_free, hegel_context_last_error, hegel_context_t};
+use hegel_c::generate::hegel_generate_integer;
+use hegel_c::run::*;
+use hegel_c::settings::*;
+use hegel_c::test_case::*;
+use std::ptr;
+
+use hegel_result_t::*;
+
+/// Asserts `rc` is `expected` and the context holds a message about it.
+fn refused(ctx: *mut hegel_context_t, rc: hegel_result_t, expected: hegel_result_t) -> String {
+    assert_eq!(rc, expected);
+    let message = text(hegel_context_last_error(ctx));
+    assert!(!message.is_empty(), "{expected:?} without a message");
+    message
+}
+
+fn bytes(raw: &[u8]) -> hegel_string_t {
+    hegel_string_t {
+        data: raw.as_ptr().cast(),
+        len: raw.len(),
+    }
+}
+
+/// A run of `n` test cases with the next test case pulled.
+fn started(
+    ctx: *mut hegel_context_t,
+    n: u64,
+) -> (
+    *mut hegel_settings_t,
+    *mut hegel_run_t,
+    *mut hegel_test_case_t,
+) {
+    let s = settings(ctx, n, 3);
+    let mut run = ptr::null_mut();
+    ok(hegel_run_start(ctx, s, None, ptr::null_mut(), &mut run));
+    let mut tc = ptr::null_mut();
+    ok(hegel_next_test_case(ctx, run, &mut tc));
+    assert!(!tc.is_null());
+    (s, run, tc)
+}
+
+#[test]
+fn null_freed_and_foreign_handles() {
+    let ctx = context();
+    let mut x = 0i64;
+    let m = refused(
+        ctx,
+        hegel_generate_integer(ctx, ptr::null_mut(), 0, 10, &mut x),
+        HEGEL_E_INVALID_HANDLE,
+    );
+    assert!(m.contains("NULL"), "{m}");
+
+    let s = settings(ctx, 10, 1);
+    ok(hegel_settings_free(ctx, s));
+    refused(
+        ctx,
+        hegel_settings_set_test_cases(ctx, s, 5),
+        HEGEL_E_INVALID_HANDLE,
+    );
+    refused(ctx, hegel_settings_free(ctx, s), HEGEL_E_INVALID_HANDLE);
+
+    // A settings handle where a test case belongs, and a made-up address.
+    let other = settings(ctx, 10, 1);
+    refused(
+        ctx,
+        hegel_generate_integer(ctx, other.cast(), 0, 10, &mut x),
+        HEGEL_E_INVALID_HANDLE,
+    );
+    refused(
+        ctx,
+        hegel_generate_integer(ctx, 0x7000_dead_beef_usize as *mut _, 0, 10, &mut x),
+        HEGEL_E_INVALID_HANDLE,
+    );
+    // A NULL out-parameter.
+    let mut unused = ptr::null_mut();
+    let (_, run, tc) = started(ctx, 5);
+    refused(
+        ctx,
+        hegel_generate_integer(ctx, tc, 0, 10, ptr::null_mut()),
+        HEGEL_E_INVALID_ARG,
+    );
+    ok(hegel_test_case_free(ctx, tc));
+    refused(ctx, hegel_test_case_free(ctx, tc), HEGEL_E_INVALID_HANDLE);
+    refused(
+        ctx,
+        hegel_next_test_case(ctx, s.cast(), &mut unused),
+        HEGEL_E_INVALID_HANDLE,
+    );
+    ok(hegel_run_free(ctx, run));
+    ok(hegel_settings_free(ctx, other));
+    ok(hegel_context_free(ctx));
+}
+
+#[test]
+fn a_null_or_freed_context() {
+    // NULL is "no context": calls still answer with their code, there is just
+    // nowhere to put the message. A freed one is a bad handle like any other.
+    let mut s = ptr::null_mut();
+    ok(hegel_settings_new(ptr::null_mut(), &mut s));
+    assert_eq!(
+        hegel_settings_set_test_cases(ptr::null_mut(), s, 0),
+        HEGEL_E_INVALID_ARG
+    );
+    let ctx = context();
+    ok(hegel_context_free(ctx));
+    assert_eq!(
+        hegel_settings_set_test_cases(ctx, s, 5),
+        HEGEL_E_INVALID_HANDLE
+    );
+    assert_eq!(text(hegel_context_last_error(ctx)), "");
+    assert_eq!(hegel_context_free(ctx), HEGEL_E_INVALID_HANDLE);
+    ok(hegel_settings_free(ptr::null_mut(), s));
+}
+
+#[test]
+fn out_of_range_settings_and_invalid_text() {
+    let ctx = context();
+    let s = settings(ctx, 10, 1);
+    refused(
+        ctx,
+        hegel_settings_set_test_cases(ctx, s, 0),
+        HEGEL_E_INVALID_ARG,
+    );
+    refused(
+        ctx,
+        hegel_settings_set_verbosity(ctx, s, 99),
+        HEGEL_E_INVALID_ARG,
+    );
+    let m = refused(
+        ctx,
+        hegel_settings_set_database(ctx, s, &bytes(b"dir\xff\xfe")),
+        HEGEL_E_INVALID_ARG,
+    );
+    assert!(m.contains("UTF-8"), "{m}");
+    // A view whose data is NULL but whose length is not.
+    let dangling = hegel_string_t {
+        data: ptr::null(),
+        len: 4,
+    };
+    refused(
+        ctx,
+        hegel_settings_set_database_key(ctx, s, &dangling),
+        HEGEL_E_INVALID_ARG,
+    );
+    let mut unknown = ptr::null_mut();
+    refused(
+        ctx,
+        hegel_settings_new_for_profile(ctx, bytes(b"\xc3\x28"), &mut unknown),
+        HEGEL_E_INVALID_ARG,
+    );
+    // The refused calls changed nothing.
+    let mut n = 0;
+    ok(hegel_settings_get_test_cases(ctx, s, &mut n));
+    assert_eq!(n, 10);
+    ok(hegel_settings_free(ctx, s));
+    ok(hegel_context_free(ctx));
+}
+
+#[test]
+fn bad_draw_arguments_and_statuses() {
+    let ctx = context();
+    let (s, run, tc) = started(ctx, 5);
+    let mut x = 0i64;
+    refused(
+        ctx,
+        hegel_generate_integer(ctx, tc, 10, 0, &mut x),
+        HEGEL_E_INVALID_ARG,
+    );
+    refused(
+        ctx,
+        hegel_mark_complete(ctx, tc, 99, ptr::null()),
+        HEGEL_E_INVALID_ARG,
+    );
+    let origin = bytes(b"\xff");
+    refused(
+        ctx,
+        hegel_mark_complete(
+            ctx,
+            tc,
+            hegel_status_t::HEGEL_STATUS_INTERESTING as u32,
+            &origin,
+        ),
+        HEGEL_E_INVALID_ARG,
+    );
+    // None of those completed the test case.
+    ok(hegel_generate_integer(ctx, tc, 0, 10, &mut x));
+    ok(hegel_mark_complete(
+        ctx,
+        tc,
+        hegel_status_t::HEGEL_STATUS_VALID as u32,
+        ptr::null(),
+    ));
+    ok(hegel_test_case_free(ctx, tc));
+    ok(hegel_run_free(ctx, run));
+    ok(hegel_settings_free(ctx, s));
+    ok(hegel_context_free(ctx));
+}
+
+#[test]
+fn a_completed_test_case_and_an_ended_run() {
+    let ctx = context();
+    let (s, run, tc) = started(ctx, 3);
+    let valid = hegel_status_t::HEGEL_STATUS_VALID as u32;
+    ok(hegel_mark_complete(ctx, tc, valid, ptr::null()));
+    refused(
+        ctx,
+        hegel_mark_complete(ctx, tc, valid, ptr::null()),
+        HEGEL_E_ALREADY_COMPLETE,
+    );
+    let mut x = 0i64;
+    let rc = hegel_generate_integer(ctx, tc, 0, 10, &mut x);
+    assert_ne!(rc, HEGEL_OK, "a draw on a completed test case");
+    assert!(!text(hegel_context_last_error(ctx)).is_empty());
+    ok(hegel_test_case_free(ctx, tc));
+
+    // Drain the run, keeping the last test case's handle.
+    let mut kept: *mut hegel_test_case_t = ptr::null_mut();
+    loop {
+        let mut next = ptr::null_mut();
+        ok(hegel_next_test_case(ctx, run, &mut next));
+        if next.is_null() {
+            break;
+        }
+        ok(hegel_mark_complete(ctx, next, valid, ptr::null()));
+        if !kept.is_null() {
+            ok(hegel_test_case_free(ctx, kept));
+        }
+        kept = next;
+    }
+    // Asking again after the end: still the end.
+    let mut again = 1 as *mut hegel_test_case_t;
+    ok(hegel_next_test_case(ctx, run, &mut again));
+    assert!(again.is_null());
+
+    // The run is freed: its test case's handle is still checked, never
+    // dangling.
+    ok(hegel_run_free(ctx, run));
+    let rc = hegel_generate_integer(ctx, kept, 0, 10, &mut x);
+    assert_ne!(rc, HEGEL_OK);
+    assert!(!text(hegel_context_last_error(ctx)).is_empty());
+    ok(hegel_test_case_free(ctx, kept));
+    let mut result = ptr::null_mut();
+    refused(
+        ctx,
+        hegel_run_result(ctx, run, &mut result),
+        HEGEL_E_INVALID_HANDLE,
+    );
+    refused(
+        ctx,
+        hegel_next_test_case(ctx, run, &mut again),
+        HEGEL_E_INVALID_HANDLE,
+    );
+    ok(hegel_settings_free(ctx, s));
+    ok(hegel_context_free(ctx));
+}
+
+#[test]
+fn a_result_is_not_ready_before_the_run_ends() {
+    let ctx = context();
+    let (s, run, tc) = started(ctx, 3);
+    let mut result = ptr::null_mut();
+    refused(
+        ctx,
+        hegel_run_result(ctx, run, &mut result),
+        HEGEL_E_NOT_COMPLETE,
+    );
+    ok(hegel_test_case_free(ctx, tc));
+    ok(hegel_run_free(ctx, run));
+    ok(hegel_settings_free(ctx, s));
+    ok(hegel_context_free(ctx));
+}
