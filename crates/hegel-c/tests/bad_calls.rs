@@ -238,7 +238,7 @@ fn a_completed_test_case_and_an_ended_run() {
         kept = next;
     }
     // Asking again after the end: still the end.
-    let mut again = 1 as *mut hegel_test_case_t;
+    let mut again: *mut hegel_test_case_t = std::ptr::NonNull::dangling().as_ptr();
     ok(hegel_next_test_case(ctx, run, &mut again));
     assert!(again.is_null());
 
