@@ -267,17 +267,21 @@ def main():
         s.send(packet(0, 50, cbor({"command": "x"}), bad_checksum=True))
         p = s.read()
         return refused_by_reply(s, uncbor(p[3])[0] if p else None)
+    # From protocol 0.10 (the default version is later) hegel-core ends the
+    # connection on a bad control message, and so does geist-server: no
+    # reply, the reason on stderr, exit status 1.
     if case == "invalid-cbor":
-        mid = s.request(0, b"\xff\x00")
-        return refused_by_reply(s, uncbor(s.await_reply(0, mid))[0])
+        s.request(0, b"\xff\x00")
+        return refused_by_exit(s)
     if case == "deep-cbor":
-        mid = s.request(0, b"\x81" * 100_000 + b"\x00")
-        return refused_by_reply(s, uncbor(s.await_reply(0, mid))[0])
+        s.request(0, b"\x81" * 100_000 + b"\x00")
+        return refused_by_exit(s)
     if case == "second-handshake":
-        mid = s.request(0, b"hegel_handshake_start")
-        return refused_by_reply(s, uncbor(s.await_reply(0, mid))[0])
+        s.request(0, b"hegel_handshake_start")
+        return refused_by_exit(s)
     if case == "unknown-command":
-        return refused_by_reply(s, s.call(0, {"command": "frobnicate"}))
+        s.request(0, cbor({"command": "frobnicate"}))
+        return refused_by_exit(s)
     if case == "test-cases-2-64":
         return refused_by_reply(s, s.call(0, {"command": "run_test", "stream_id": 1,
                                               "test_cases": 1 << 64}))

@@ -72,6 +72,10 @@ pub enum ServeError {
     /// The transport failed.
     #[error("transport error: {0}")]
     Io(#[from] std::io::Error),
+    /// A control message this protocol version answers by ending the
+    /// connection (see [`Behaviour::UnknownControlCommandEndsConnection`]).
+    #[error("{0}; the connection ends (as hegel-core's does)")]
+    ControlRefused(String),
     /// `HEGEL_PROTOCOL_TEST_MODE` asked for a crash after the handshake.
     #[error("{0} (HEGEL_PROTOCOL_TEST_MODE)")]
     TestModeCrash(&'static str),
@@ -139,10 +143,10 @@ where
             continue;
         }
         if let Err(reason) = server.handle_control(&control, &request) {
-            // As hegel-core: the connection ends, runs in progress with it.
-            eprintln!("geist-server: {reason}; the connection ends (as hegel-core's does)");
-            server.connection.end(reason);
-            return Ok(());
+            // As hegel-core: the connection ends, runs in progress with it,
+            // and the server says why and exits with an error status.
+            server.connection.end(reason.clone());
+            return Err(ServeError::ControlRefused(reason));
         }
     }
     if server.connection.end_reason().as_deref() == Some(test_mode::FINISHED) {

@@ -761,8 +761,22 @@ fn an_unknown_control_command_ends_the_connection_as_hegel_core_does() {
                 );
                 std::thread::sleep(Duration::from_millis(10));
             }
+            // ... with an error naming why (geist-server prints it and exits 1).
             let outcome = server.join().unwrap();
-            assert!(outcome.is_ok(), "{version} {what}: {outcome:?}");
+            match outcome {
+                Err(geist_server::ServeError::ControlRefused(reason)) => assert!(
+                    [
+                        "Unknown command: frobnicate",
+                        "without a \"command\"",
+                        "not CBOR",
+                        "Unknown command: single_test_case"
+                    ]
+                    .iter()
+                    .any(|w| reason.contains(w)),
+                    "{version} {what}: {reason}"
+                ),
+                other => panic!("{version} {what}: {other:?}"),
+            }
             // ... having sent nothing: once our side closes, the socket is at its end.
             c.writer.shutdown(std::net::Shutdown::Write).unwrap();
             let after = c.read();
