@@ -52,7 +52,9 @@ for c in "$out"/*.c; do
     for kind in shared static; do
         count=$((count + 1))
         # The shared build must load geist's library (rpath), never another.
-        if [ $kind = shared ] && ! ldd "$out/$name-shared" | grep -q "$lib/libhegel_c.so"; then
+        # (ldd's output is read whole: `ldd | grep -q` under pipefail fails
+        # whenever grep exits before ldd has written everything.)
+        if [ $kind = shared ] && [[ "$(ldd "$out/$name-shared")" != *"$lib/libhegel_c.so"* ]]; then
             echo "FAIL $name ($kind): not linked against $lib/libhegel_c.so"
             failed+=("$name-$kind")
             continue
