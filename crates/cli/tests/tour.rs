@@ -67,3 +67,21 @@ fn the_tour_fails_without_the_shared_data() {
     let output = tour(Some(empty.path()));
     assert!(!output.status.success());
 }
+
+/// Standard output closed before the tour writes a line (`geist tour | true`):
+/// the tour ends quietly with status 1, as every other command does, instead
+/// of panicking in `println!`.
+#[test]
+fn a_closed_standard_output_ends_the_tour_quietly() {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let run = Command::new(env!("CARGO_BIN_EXE_geist"))
+        .arg("tour")
+        .stdout(writer)
+        .output()
+        .expect("runs geist");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}

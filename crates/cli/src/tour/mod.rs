@@ -36,37 +36,43 @@ pub struct Args {}
 pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let data = geist_pack::data::shared_data_dir().map_err(anyhow::Error::msg)?;
-    println!("geist tour: conformance packs on {}", data.display());
+    outln!("geist tour: conformance packs on {}", data.display())?;
     let mut ok = true;
     ok &= packs(&data)?;
-    println!();
-    println!("geist tour: a seeded property campaign (seed {SEED})");
-    ok &= campaign();
-    println!();
+    outln!()?;
+    outln!("geist tour: a seeded property campaign (seed {SEED})")?;
+    ok &= campaign()?;
+    outln!()?;
     let elapsed = started.elapsed().as_secs_f64();
     if ok {
-        println!("geist tour: all checks held ({elapsed:.1} s)");
+        outln!("geist tour: all checks held ({elapsed:.1} s)")?;
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("geist tour: FAILED ({elapsed:.1} s)");
+        outln!("geist tour: FAILED ({elapsed:.1} s)")?;
         Ok(ExitCode::FAILURE)
     }
 }
 
 /// One pack's closing line; failing cases are listed before it.
-fn pack_line(name: &str, passed: usize, failed: usize, failures: &[String], started: Instant) {
+fn pack_line(
+    name: &str,
+    passed: usize,
+    failed: usize,
+    failures: &[String],
+    started: Instant,
+) -> std::io::Result<()> {
     for failure in failures {
-        println!("    {failure}");
+        outln!("    {failure}")?;
     }
     let verdict = if failed == 0 && passed > 0 {
         "ok  "
     } else {
         "FAIL"
     };
-    println!(
+    outln!(
         "  {verdict} {name}: {passed} passed, {failed} failed ({:.2} s)",
         started.elapsed().as_secs_f64()
-    );
+    )
 }
 
 /// Checks every compiled-in pack on the shared data; whether all passed.
@@ -92,7 +98,7 @@ fn packs(data: &Path) -> anyhow::Result<bool> {
             report.failed(),
             &failures,
             started,
-        );
+        )?;
         ok &= report.failed() == 0 && report.passed() > 0;
     }
     #[cfg(feature = "genvm")]
@@ -101,14 +107,9 @@ fn packs(data: &Path) -> anyhow::Result<bool> {
         let started = Instant::now();
         let file = data.join("genvm/calldata-vectors.json");
         let outcomes = vectors::run_file(&file)?;
-        let failures: Vec<String> = outcomes
-            .iter()
-            .filter_map(|o| {
-                o.result
-                    .as_ref()
-                    .err()
-                    .map(|e| format!("FAIL {}: {e}", o.name))
-            })
+        let failures: Vec<String> = vectors::failures(&outcomes)
+            .into_iter()
+            .map(|failure| format!("FAIL {failure}"))
             .collect();
         pack_line(
             "GenVM Calldata vectors (exact hex, refused inputs)",
@@ -116,7 +117,7 @@ fn packs(data: &Path) -> anyhow::Result<bool> {
             failures.len(),
             &failures,
             started,
-        );
+        )?;
         ok &= failures.is_empty() && !outcomes.is_empty();
     }
     #[cfg(feature = "vectors")]
@@ -142,11 +143,11 @@ fn packs(data: &Path) -> anyhow::Result<bool> {
             summary.failed,
             &failures,
             started,
-        );
+        )?;
         ok &= summary.failed == 0 && summary.passed > 0;
     }
     #[cfg(not(all(feature = "fixtures", feature = "genvm", feature = "vectors")))]
-    println!("  (packs left out of this build are skipped)");
+    outln!("  (packs left out of this build are skipped)")?;
     let _ = data;
     Ok(ok)
 }
@@ -189,7 +190,7 @@ fn hex_of(bytes: &[u8]) -> String {
 }
 
 /// Runs the campaign; whether it went as it must.
-fn campaign() -> bool {
+fn campaign() -> anyhow::Result<bool> {
     let mut ok = true;
 
     // The correct build: the property holds.
@@ -200,13 +201,13 @@ fn campaign() -> bool {
         &settings_correct,
         &mut round_trip(ZigZag::Correct, &mut unused),
     ) {
-        Ok(summary) => println!(
+        Ok(summary) => outln!(
             "  ok   correct codec: decode(encode(m)) == m held for {} test cases ({:.2} s)",
             summary.valid_test_cases,
             started.elapsed().as_secs_f64()
-        ),
+        )?,
         Err(report) => {
-            println!("  FAIL correct codec: the round trip should hold, but:\n{report}");
+            outln!("  FAIL correct codec: the round trip should hold, but:\n{report}")?;
             ok = false;
         }
     }
@@ -222,15 +223,15 @@ fn campaign() -> bool {
     let elapsed = started.elapsed().as_secs_f64();
     let report = match result {
         Ok(summary) => {
-            println!("  FAIL planted bug not found in {summary}");
-            return false;
+            outln!("  FAIL planted bug not found in {summary}")?;
+            return Ok(false);
         }
         Err(report) => report,
     };
-    println!("  codec with a planted bug (zig-zag with the 32-bit shift, n >> 31):");
+    outln!("  codec with a planted bug (zig-zag with the 32-bit shift, n >> 31):")?;
     // The report's reproduction line names `cargo test`; the tour reproduces itself.
     for line in report.lines().filter(|l| !l.starts_with("Reproduce with:")) {
-        println!("    | {line}");
+        outln!("    | {line}")?;
     }
     let expected = vec![Field {
         key: String::new(),
@@ -253,23 +254,23 @@ fn campaign() -> bool {
             let all_pass = simpler.iter().all(|m| round_trips(m, ZigZag::Planted));
             let fails = !round_trips(&found, ZigZag::Planted);
             if all_pass && fails {
-                println!(
+                outln!(
                     "  ok   planted bug found and shrunk to the minimal example {found:?} ({elapsed:.2} s): \
                      2^31 is the smallest value the 32-bit shift breaks; [], 2^31 - 1 and -2^31 round-trip"
-                );
+                )?;
             } else {
-                println!("  FAIL the expected minimal example is not minimal on this build");
+                outln!("  FAIL the expected minimal example is not minimal on this build")?;
                 ok = false;
             }
         }
         Some(found) => {
-            println!("  FAIL shrunk to {found:?}, not the minimal example {expected:?}");
+            outln!("  FAIL shrunk to {found:?}, not the minimal example {expected:?}")?;
             ok = false;
         }
         None => {
-            println!("  FAIL the failure was reported without a final replay");
+            outln!("  FAIL the failure was reported without a final replay")?;
             ok = false;
         }
     }
-    ok
+    Ok(ok)
 }

@@ -1,22 +1,14 @@
 //! The shared Calldata vectors: every valid case encodes to its exact bytes and
 //! decodes back; every invalid case is refused by the strict decoder.
 
-use geist_genvm::calldata::vectors::{CaseKind, run_file};
+use geist_genvm::calldata::vectors::{CaseKind, failures, run_file};
 use geist_pack::data::shared_path;
 
 #[test]
 fn every_shared_vector_passes() {
     let outcomes =
         run_file(&shared_path("genvm/calldata-vectors.json")).expect("vectors file readable");
-    let failures: Vec<String> = outcomes
-        .iter()
-        .filter_map(|o| {
-            o.result
-                .as_ref()
-                .err()
-                .map(|reason| format!("{}: {reason}", o.name))
-        })
-        .collect();
+    let failures = failures(&outcomes);
     assert!(
         failures.is_empty(),
         "failing vectors:\n{}",

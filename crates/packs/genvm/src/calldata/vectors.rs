@@ -73,6 +73,19 @@ impl CaseOutcome {
     pub fn passed(&self) -> bool {
         self.result.is_ok()
     }
+
+    /// `name: reason` when the case failed, `None` when it passed.
+    pub fn failure(&self) -> Option<String> {
+        self.result
+            .as_ref()
+            .err()
+            .map(|reason| format!("{}: {reason}", self.name))
+    }
+}
+
+/// One `name: reason` line for each failed case, in order.
+pub fn failures(outcomes: &[CaseOutcome]) -> Vec<String> {
+    outcomes.iter().filter_map(CaseOutcome::failure).collect()
 }
 
 /// Reads and runs a vectors file.
