@@ -22,6 +22,7 @@
 //! });
 //! ```
 
+mod backend;
 mod generate;
 pub mod generators;
 mod panic_capture;

@@ -1,21 +1,24 @@
-//! Running a property: search, shrink, then replay the minimal failure and report it.
+//! Running a property: the one run loop, over either backend.
 //!
-//! [`check`] hands the engine a closure that runs one test case in-process:
-//! it lends the engine's test data to a [`TestCase`], runs the property under
-//! `catch_unwind`, and concludes the test case from how it ended. Failures
-//! come back from the engine as choice sequences; each is replayed once more
-//! with recording on, and the report is the panic `check` ends with.
-//!
-//! With a [`Transport::Server`] or [`Transport::Connect`] the run goes over the wire
-//! instead (`transport::remote_run`), and ends in the same report.
+//! [`run_property`] reads the settings and picks the run's backend
+//! ([`crate::backend`]): the engine in this process, or a Hegel server over
+//! the wire. The backend drives the search and hands each test case to
+//! [`Runner::run_case`], which lends the test case's backend to the
+//! [`TestCase`], runs the property under `catch_unwind`, classifies how it
+//! ended (passed; stopped; failed with an origin, by panicking, exceeding the
+//! deadline or on a server's error; misused the API) and concludes the test
+//! case with that verdict. When the search is over, each failure is replayed
+//! once more with recording on, and the report is built from the backend's
+//! [`SearchEnd`] and what the run loop saw, worded the same for both.
 
+use crate::backend::local::InProcess;
+use crate::backend::remote::Remote;
+use crate::backend::remote_case::CaseError;
+use crate::backend::{CaseBackend, CaseEnd, RunBackend, SearchEnd, Verdict};
 use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
 use crate::settings::{Settings, Verbosity};
-use crate::test_case::{Recording, StopSignal, TestCase, UsageError};
-use crate::transport::Transport;
-use geist_engine::DatabaseHandle;
-use geist_engine::data::DEFAULT_MAX_CHOICES;
-use geist_engine::{Phases, RunResult, RunSettings, Status, TestData};
+use crate::test_case::{Recording, RemoteFailure, StopSignal, TestCase, UsageError};
+use crate::transport::{Transport, WireError};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
@@ -25,77 +28,22 @@ pub(crate) enum Outcome {
     Passed,
     /// It stopped (rejected or out of choices).
     Stopped,
-    /// It panicked.
+    /// It panicked (or exceeded the deadline).
     Failed(CapturedPanic),
+    /// The server replied to one of its commands with an error.
+    ServerError(CapturedPanic),
     /// It misused the API.
     Usage(String),
 }
 
-/// Runs one test case on `data` and concludes it.
-///
-/// A test case that passes but takes longer than `deadline` fails (see
-/// [`deadline_exceeded`]).
-fn run_one(
-    tc: &mut TestCase,
-    data: &mut TestData,
-    test: &mut dyn FnMut(&mut TestCase),
-    record: bool,
-    deadline: Option<Duration>,
-    is_final: bool,
-) -> Outcome {
-    std::mem::swap(&mut tc.data, data);
-    tc.reset(record);
-    let (outcome, elapsed) = run_caught(tc, test, deadline);
-    std::mem::swap(&mut tc.data, data);
-    match outcome {
-        Ok(()) => match deadline_exceeded(deadline, is_final, elapsed) {
-            Some(panic) => {
-                data.conclude(Status::Interesting, Some(DEADLINE_ORIGIN.into()));
-                Outcome::Failed(panic)
-            }
-            None => Outcome::Passed,
-        },
-        Err(payload) => {
-            if payload.is::<StopSignal>() {
-                if data.status.is_none() {
-                    data.conclude(Status::Invalid, None);
-                }
-                return Outcome::Stopped;
-            }
-            let payload = match payload.downcast::<UsageError>() {
-                Ok(usage) => {
-                    data.conclude(Status::Invalid, None);
-                    return Outcome::Usage(usage.0);
-                }
-                Err(other) => other,
-            };
-            let (panic, origin) = failure_of(payload.as_ref());
-            data.conclude(Status::Interesting, Some(origin));
-            Outcome::Failed(panic)
-        }
-    }
-}
-
-/// Runs the property on `tc`, catching its unwinding; with a deadline, also
-/// how long it took.
-pub(crate) fn run_caught(
-    tc: &mut TestCase,
-    test: &mut dyn FnMut(&mut TestCase),
-    deadline: Option<Duration>,
-) -> (std::thread::Result<()>, Option<Duration>) {
-    let started = deadline.map(|_| Instant::now());
-    let outcome = catch_unwind(AssertUnwindSafe(|| test(tc)));
-    (outcome, started.map(|s| s.elapsed()))
-}
-
 /// The origin of a failure by exceeding the deadline.
-pub(crate) const DEADLINE_ORIGIN: &str = "deadline exceeded";
+const DEADLINE_ORIGIN: &str = "deadline exceeded";
 
 /// Hypothesis's deadline: a test case that passed but took longer than the
 /// deadline is a failure, reported with its duration. The search allows a
 /// quarter more than the deadline, so that the final replay (held to the
 /// deadline itself) rarely passes where the search failed.
-pub(crate) fn deadline_exceeded(
+fn deadline_exceeded(
     deadline: Option<Duration>,
     is_final: bool,
     elapsed: Option<Duration>,
@@ -121,7 +69,7 @@ pub(crate) fn deadline_exceeded(
 /// The panic a test case failed with (as the hook captured it, or from its
 /// payload) and the failure's origin: its location, which tells distinct
 /// failures apart, or its message when the location is unknown.
-pub(crate) fn failure_of(payload: &(dyn std::any::Any + Send)) -> (CapturedPanic, String) {
+fn failure_of(payload: &(dyn std::any::Any + Send)) -> (CapturedPanic, String) {
     let panic = take_last_panic().unwrap_or_else(|| CapturedPanic {
         message: describe_payload(payload),
         location: None,
@@ -141,6 +89,62 @@ fn describe_payload(payload: &(dyn std::any::Any + Send)) -> String {
     } else {
         "(a panic with a non-text payload)".to_string()
     }
+}
+
+/// How a test case ended and the verdict it is concluded with, from what
+/// the property's run returned (and how long it took). Only a failure of the
+/// connection is an error: it ends the run.
+fn classify(
+    result: std::thread::Result<()>,
+    elapsed: Option<Duration>,
+    deadline: Option<Duration>,
+    is_final: bool,
+) -> Result<(Outcome, Verdict), WireError> {
+    let payload = match result {
+        Ok(()) => {
+            return Ok(match deadline_exceeded(deadline, is_final, elapsed) {
+                Some(panic) => (
+                    Outcome::Failed(panic),
+                    Verdict::Interesting(DEADLINE_ORIGIN.into()),
+                ),
+                None => (Outcome::Passed, Verdict::Valid),
+            });
+        }
+        Err(payload) => payload,
+    };
+    // Rejected by the property, or stopped by the engine or the server.
+    if payload.is::<StopSignal>() {
+        return Ok((Outcome::Stopped, Verdict::Invalid));
+    }
+    let payload = match payload.downcast::<UsageError>() {
+        Ok(usage) => return Ok((Outcome::Usage(usage.0), Verdict::Invalid)),
+        Err(other) => other,
+    };
+    let payload = match payload.downcast::<RemoteFailure>() {
+        Ok(failure) => {
+            let RemoteFailure(error) = *failure;
+            if let CaseError::Transport(e) = error {
+                return Err(e);
+            }
+            let message = error.describe();
+            let origin = match &error {
+                CaseError::Reply {
+                    command,
+                    error_type,
+                    ..
+                } => format!("server error: {error_type} in reply to {command}"),
+                _ => format!("server error: {message}"),
+            };
+            let panic = CapturedPanic {
+                message,
+                location: None,
+            };
+            return Ok((Outcome::ServerError(panic), Verdict::Interesting(origin)));
+        }
+        Err(other) => other,
+    };
+    let (panic, origin) = failure_of(payload.as_ref());
+    Ok((Outcome::Failed(panic), Verdict::Interesting(origin)))
 }
 
 /// Checks a property: runs `test` on many generated test cases. If one
@@ -186,138 +190,220 @@ pub fn run_property(
             settings.environment_errors.join("; ")
         ));
     }
-    if settings.transport != Transport::InProcess {
-        return crate::transport::remote_run::run_remote(settings, &settings.transport, test);
-    }
     let seed = settings.effective_seed();
-    let run_settings = RunSettings {
-        test_cases: settings.test_cases,
-        seed: u128::from(seed),
-        phases: Phases::default(),
-        report_multiple_failures: settings.report_multiple_failures,
-        suppress_health_checks: settings.suppress_health_checks.clone(),
-        max_choices: DEFAULT_MAX_CHOICES,
-        max_shrink_calls: settings.max_shrink_calls,
-    };
-    let debug = settings.verbosity >= Verbosity::Debug;
-    let database = match (&settings.database, &settings.name) {
-        (Some(setting), Some(_)) => Some(
-            setting
-                .open()
-                .map_err(|e| format!("geist: cannot open the example database {setting}: {e}"))?,
+    match &settings.transport {
+        Transport::InProcess => run_on(&mut InProcess::new(settings, seed)?, settings, seed, test),
+        transport => run_on(
+            &mut Remote::start(settings, transport, seed)?,
+            settings,
+            seed,
+            test,
         ),
-        _ => None,
-    };
-    let handle = match (&database, &settings.name) {
-        (Some(db), Some(name)) => Some(DatabaseHandle {
-            database: db.as_ref(),
-            key: name.as_bytes().to_vec(),
-        }),
-        _ => None,
-    };
+    }
+}
+
+/// The property's name for messages.
+fn describe(name: Option<&str>) -> String {
+    name.map(|n| format!("property {n}"))
+        .unwrap_or("the property".into())
+}
+
+/// Runs the property on `backend`: the search, then the verdict (with the
+/// failures' final replays when there are failures to report), then
+/// whatever the backend still has to settle.
+pub(crate) fn run_on(
+    backend: &mut dyn RunBackend,
+    settings: &Settings,
+    seed: u64,
+    test: &mut dyn FnMut(&mut TestCase),
+) -> Result<RunSummary, String> {
     let _capture = CaptureGuard::start();
-    let mut tc = TestCase::new();
-    let mut usage: Option<String> = None;
-    // The first panic seen: if the engine ends with no failure despite it,
-    // the property is flaky (the failure did not reproduce).
-    let mut first_panic: Option<CapturedPanic> = None;
-    // Saved failures are replayed first; failures are saved as they are found
-    // and shrunk, and entries that no longer fail are deleted.
-    // Draws are timed for the too_slow health check until ten test cases passed.
-    let mut passed = 0u32;
-    let result = geist_engine::run_with_database(&run_settings, handle, &mut |data| {
-        tc.time_draws = passed < 10;
-        let outcome = run_one(&mut tc, data, test, debug, settings.deadline, false);
-        if matches!(outcome, Outcome::Passed) {
-            passed += 1;
+    let what = describe(settings.name.as_deref());
+    let transport_failure =
+        |e: WireError| format!("geist: {what} could not run over the wire: {e}");
+    let mut runner = Runner {
+        tc: TestCase::new(),
+        test,
+        deadline: settings.deadline,
+        debug: settings.verbosity >= Verbosity::Debug,
+        seen: Seen::default(),
+    };
+    let end = backend
+        .search(&mut |case, is_final| runner.run_case(case, is_final))
+        .map_err(transport_failure)?;
+    let verdict = runner.verdict(backend, settings, seed, end);
+    backend
+        .finish(&mut |case, is_final| runner.run_case(case, is_final))
+        .map_err(transport_failure)?;
+    verdict
+}
+
+/// What the run loop saw while running the test cases.
+#[derive(Default)]
+struct Seen {
+    /// A usage error: later test cases are concluded invalid without running.
+    usage: Option<String>,
+    /// The first failure of the property (a run that passes despite it is flaky).
+    first_panic: Option<CapturedPanic>,
+    /// Error replies from the server that failed a test case.
+    server_errors: Vec<String>,
+    /// Report sections of the final replays.
+    sections: Vec<String>,
+}
+
+/// The run loop's state: the test case handed to the property, and what it saw.
+struct Runner<'t> {
+    tc: TestCase,
+    test: &'t mut dyn FnMut(&mut TestCase),
+    deadline: Option<Duration>,
+    debug: bool,
+    seen: Seen,
+}
+
+impl Runner<'_> {
+    /// Runs one test case on `case` (a final replay when `is_final`: it is
+    /// recorded for the report) and concludes it.
+    fn run_case(&mut self, case: &mut CaseBackend, is_final: bool) -> Result<CaseEnd, WireError> {
+        if self.seen.usage.is_some() {
+            // The run is settled; a server still sends the test cases it had
+            // started (over the wire the run cannot be called off).
+            case.conclude(Verdict::Invalid)?;
+            return Ok(CaseEnd::Stopped);
         }
-        match outcome {
-            Outcome::Usage(message) => {
-                usage = Some(message);
-                return false;
-            }
-            Outcome::Failed(panic) if first_panic.is_none() => {
-                first_panic = Some(panic.clone());
-                if debug {
-                    print_debug_case(&mut tc, data, &Outcome::Failed(panic));
+        std::mem::swap(&mut self.tc.backend, case);
+        self.tc.reset(is_final || self.debug);
+        let started = self.deadline.map(|_| Instant::now());
+        let result = catch_unwind(AssertUnwindSafe(|| (self.test)(&mut self.tc)));
+        let elapsed = started.map(|s| s.elapsed());
+        std::mem::swap(&mut self.tc.backend, case);
+        let (outcome, verdict) = classify(result, elapsed, self.deadline, is_final)?;
+        case.conclude(verdict)?;
+        let end = match &outcome {
+            Outcome::Passed => CaseEnd::Passed,
+            Outcome::Stopped => CaseEnd::Stopped,
+            Outcome::Failed(panic) => {
+                if self.seen.first_panic.is_none() {
+                    self.seen.first_panic = Some(panic.clone());
                 }
+                CaseEnd::Failed
             }
-            outcome if debug => print_debug_case(&mut tc, data, &outcome),
-            _ => {}
+            Outcome::ServerError(error) => {
+                self.seen.server_errors.push(error.message.clone());
+                CaseEnd::Failed
+            }
+            Outcome::Usage(message) => {
+                self.seen.usage = Some(message.clone());
+                CaseEnd::Usage
+            }
+        };
+        let recording = self.tc.take_recording().unwrap_or_default();
+        if is_final {
+            self.seen
+                .sections
+                .push(failure_section(&recording, outcome));
+        } else if self.debug {
+            let verdict = match &outcome {
+                Outcome::Failed(p) | Outcome::ServerError(p) => format!("failed: {}", p.message),
+                Outcome::Usage(message) => format!("invalid use of a generator: {message}"),
+                Outcome::Stopped => case.stop_description().to_string(),
+                Outcome::Passed => "passed".to_string(),
+            };
+            eprintln!("geist: test case {verdict}: {}", recording.lines.join(", "));
         }
-        true
-    });
-    for warning in &result.warnings {
-        eprintln!("geist: example database: {warning}");
+        Ok(end)
     }
-    if debug {
-        for pass in &result.shrink_statistics {
-            eprintln!("geist: shrink pass {pass}");
+
+    /// The run's verdict from the search's end and what the run loop saw.
+    fn verdict(
+        &mut self,
+        backend: &mut dyn RunBackend,
+        settings: &Settings,
+        seed: u64,
+        end: SearchEnd,
+    ) -> Result<RunSummary, String> {
+        let name = settings.name.as_deref();
+        let what = describe(name);
+        let summary = end.summary;
+        for warning in &end.warnings {
+            eprintln!("geist: example database: {warning}");
         }
-    }
-    let name = settings.name.as_deref();
-    let summary = RunSummary::from_result(&result, seed);
-    if let Some(message) = usage {
-        return Err(format!("geist: invalid use of a generator: {message}"));
-    }
-    if settings.verbosity >= Verbosity::Verbose {
-        eprintln!(
-            "geist: {}{summary}",
-            name.map(|n| format!("{n}: ")).unwrap_or_default()
-        );
-    }
-    if let Some(failure) = result.health_check_failure() {
-        return Err(format!("geist: health check failed: {failure}"));
-    }
-    if let Some(message) = result.flakiness() {
-        let seen = first_panic
-            .map(|p| {
-                let at = p.location.map(|l| format!(" at {l}")).unwrap_or_default();
-                format!("\nThe failure seen{at}:\n{}", p.message)
-            })
-            .unwrap_or_default();
-        return Err(format!(
-            "geist: {} is flaky: {message}{seen}\nSearch ran {summary}",
-            name.map(|n| format!("property {n}"))
-                .unwrap_or("the property".into()),
-        ));
-    }
-    if result.failures.is_empty() {
-        return match first_panic {
-            None => Ok(summary),
-            Some(panic) => Err(format!(
-                "geist: {} is flaky: a test case failed during the search but the failure \
+        if self.debug {
+            for pass in &end.shrink_statistics {
+                eprintln!("geist: shrink pass {pass}");
+            }
+        }
+        if let Some(message) = self.seen.usage.take() {
+            return Err(format!("geist: invalid use of a generator: {message}"));
+        }
+        if settings.verbosity >= Verbosity::Verbose {
+            eprintln!(
+                "geist: {}{summary}{}",
+                name.map(|n| format!("{n}: ")).unwrap_or_default(),
+                if end.over_the_wire {
+                    " (over the wire)"
+                } else {
+                    ""
+                }
+            );
+        }
+        if let Some(error) = end.error {
+            return Err(format!(
+                "geist: the Hegel server failed to run {what}: {error}"
+            ));
+        }
+        if let Some(failure) = end.health_check_failure {
+            return Err(format!("geist: health check failed: {failure}"));
+        }
+        if let Some(message) = end.flaky {
+            let seen = self
+                .seen
+                .first_panic
+                .take()
+                .map(|p| {
+                    let at = p.location.map(|l| format!(" at {l}")).unwrap_or_default();
+                    format!("\nThe failure seen{at}:\n{}", p.message)
+                })
+                .unwrap_or_default();
+            return Err(format!(
+                "geist: {what} is flaky: {message}{seen}\nSearch ran {summary}"
+            ));
+        }
+        if end.failures > 0 {
+            backend
+                .replay_failures(&mut |case, is_final| self.run_case(case, is_final))
+                .map_err(|e| format!("geist: {what} could not run over the wire: {e}"))?;
+            if !self.seen.sections.is_empty() {
+                return Err(format_report(name, seed, &summary, &self.seen.sections));
+            }
+        }
+        if !end.passed {
+            return Err(format!(
+                "geist: the Hegel server reported that {what} failed, but sent no failing \
+                 example to replay.\nSearch ran {summary}"
+            ));
+        }
+        if let Some(panic) = self.seen.first_panic.take() {
+            return Err(format!(
+                "geist: {what} is flaky: a test case failed during the search but the failure \
                  did not reproduce when replayed (the property depends on something besides \
                  the drawn values).\nThe failure seen:\n{}{}\nSearch ran {summary}",
-                name.map(|n| format!("property {n}"))
-                    .unwrap_or("the property".into()),
                 panic
                     .location
                     .map(|l| format!("panicked at {l}:\n"))
                     .unwrap_or_default(),
                 panic.message,
-            )),
-        };
+            ));
+        }
+        if let Some(error) = self.seen.server_errors.first()
+            && settings.verbosity >= Verbosity::Normal
+        {
+            eprintln!(
+                "geist: {what} passed, but {} test case(s) ended on a server error, e.g. {error}",
+                self.seen.server_errors.len()
+            );
+        }
+        Ok(summary)
     }
-    let mut sections = Vec::new();
-    for failure in &result.failures {
-        let mut data = TestData::replaying(failure.choices.clone(), DEFAULT_MAX_CHOICES);
-        let outcome = run_one(&mut tc, &mut data, test, true, settings.deadline, true);
-        let recording = tc.take_recording().unwrap_or_default();
-        sections.push(failure_section(&recording, outcome));
-    }
-    Err(format_report(name, seed, &summary, &sections))
-}
-
-fn print_debug_case(tc: &mut TestCase, data: &TestData, outcome: &Outcome) {
-    let recording = tc.take_recording().unwrap_or_default();
-    let verdict = match (outcome, data.status) {
-        (Outcome::Failed(p), _) => format!("failed: {}", p.message),
-        (_, Some(Status::Invalid)) => "rejected".to_string(),
-        (_, Some(Status::Overrun)) => "stopped (too many choices)".to_string(),
-        _ => "passed".to_string(),
-    };
-    eprintln!("geist: test case {verdict}: {}", recording.lines.join(", "));
 }
 
 /// Counts from a finished run.
@@ -335,18 +421,6 @@ pub struct RunSummary {
     pub shrink_calls: u64,
 }
 
-impl RunSummary {
-    fn from_result(result: &RunResult, seed: u64) -> RunSummary {
-        RunSummary {
-            seed,
-            test_cases: result.test_cases,
-            valid_test_cases: result.valid_test_cases,
-            invalid_test_cases: result.invalid_test_cases,
-            shrink_calls: result.shrink_calls,
-        }
-    }
-}
-
 impl std::fmt::Display for RunSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -361,7 +435,7 @@ impl std::fmt::Display for RunSummary {
     }
 }
 
-pub(crate) fn failure_section(recording: &Recording, outcome: Outcome) -> String {
+fn failure_section(recording: &Recording, outcome: Outcome) -> String {
     let mut out = String::new();
     if recording.lines.is_empty() {
         out.push_str("  (no values drawn)\n");
@@ -374,7 +448,7 @@ pub(crate) fn failure_section(recording: &Recording, outcome: Outcome) -> String
         }
     }
     match outcome {
-        Outcome::Failed(panic) => {
+        Outcome::Failed(panic) | Outcome::ServerError(panic) => {
             match &panic.location {
                 Some(location) => out.push_str(&format!("panicked at {location}:\n")),
                 None if panic.message.starts_with("Deadline exceeded") => {}
@@ -394,7 +468,7 @@ pub(crate) fn failure_section(recording: &Recording, outcome: Outcome) -> String
     out
 }
 
-pub(crate) fn format_report(
+fn format_report(
     name: Option<&str>,
     seed: u64,
     summary: &RunSummary,

@@ -6,20 +6,20 @@
 //! client unwinds with a private payload the runner recognises; that unwinding
 //! is never reported as a failure.
 //!
-//! Over the wire transport the same [`TestCase`] carries a remote test case
-//! instead: every primitive choice below checks for it first (one predictable
-//! branch on the in-process hot path) and becomes a Hegel command.
+//! The choices themselves go to the test case's backend
+//! ([`crate::backend::CaseBackend`]): the engine's `TestData` in process, or
+//! the test case's stream to a Hegel server over the wire. The `TestCase`
+//! never asks which; it only keeps what the property sees (the recording of
+//! the final replay, the depth of nested draws, state machine steps).
 
-use crate::generators::{Generator, WireSchema};
-use crate::transport::case::{CaseError, RemoteCase, RemoteCollection};
-use geist_engine::charset::CharSet;
-use geist_engine::charset::CharSetSpec;
+use crate::backend::remote_case::CaseError;
+use crate::backend::{CaseBackend, CollectionSizer};
+use crate::generators::{CharacterOptions, Generator};
+use geist_engine::Value;
 use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
-use geist_engine::data::{Collection, DEFAULT_MAX_CHOICES};
+use geist_engine::data::Collection;
 use geist_engine::generate::Schema;
-use geist_engine::{StopTest, TestData, Value};
 use std::fmt::Debug;
-use std::sync::Arc;
 
 /// The unwinding payload that stops a test case without failing it.
 pub(crate) struct StopSignal;
@@ -56,9 +56,8 @@ pub(crate) struct Recording {
 
 /// One test case: the handle a property uses to draw values.
 pub struct TestCase {
-    pub(crate) data: TestData,
-    /// Set while a test case runs over the wire: choices go to the server.
-    pub(crate) remote: Option<Box<RemoteCase>>,
+    /// Where the choices go: lent by the run loop for each test case.
+    pub(crate) backend: CaseBackend,
     recording: Option<Recording>,
     /// How many `draw` calls are open (only outermost draws are reported).
     depth: u32,
@@ -68,23 +67,17 @@ pub struct TestCase {
     /// While a state machine step runs (and recording): its line in the
     /// recording, its rule and the values it drew so far.
     step: Option<(usize, String, Vec<String>)>,
-    /// Whether outermost draws are timed, for the engine's `too_slow` health
-    /// check (only its first test cases need it, so the clock is not read
-    /// on every draw of a run).
-    pub(crate) time_draws: bool,
 }
 
 impl TestCase {
     pub(crate) fn new() -> TestCase {
         TestCase {
-            data: TestData::replaying(Vec::new(), DEFAULT_MAX_CHOICES),
-            remote: None,
+            backend: CaseBackend::idle(),
             recording: None,
             depth: 0,
             draws: 0,
             steps: 0,
             step: None,
-            time_draws: false,
         }
     }
 
@@ -126,12 +119,12 @@ impl TestCase {
     /// Runs a generator one draw deeper, timing outermost draws when asked.
     #[inline]
     fn generate_timed<G: Generator>(&mut self, generator: G) -> G::Output {
-        let started = (self.time_draws && self.depth == 0).then(std::time::Instant::now);
+        let started = (self.depth == 0 && self.backend.times_draws()).then(std::time::Instant::now);
         self.depth += 1;
         let value = generator.generate(self);
         self.depth -= 1;
         if let Some(started) = started {
-            self.data.draw_seconds += started.elapsed().as_secs_f64();
+            self.backend.add_draw_time(started.elapsed().as_secs_f64());
         }
         value
     }
@@ -170,10 +163,7 @@ impl TestCase {
 
     /// Rejects the test case.
     pub fn reject(&mut self) -> ! {
-        if self.remote.is_none() {
-            let _ = self.data.reject();
-        }
-        stop()
+        self.backend.reject()
     }
 
     /// Attaches a message shown only in the report of the final failing example.
@@ -186,13 +176,7 @@ impl TestCase {
     /// Reports a score to maximise: the engine steers generation toward test
     /// cases with higher values under the same label.
     pub fn target(&mut self, value: f64, label: &str) {
-        if let Some(remote) = &mut self.remote {
-            let r = remote.target(value, label);
-            return remote_check(r);
-        }
-        self.data
-            .target_observations
-            .push((label.to_string(), value));
+        self.backend.target(value, label)
     }
 
     /// Whether this is the replay of a failure being reported (draws and notes are recorded).
@@ -228,106 +212,53 @@ impl TestCase {
         self.step = None;
     }
 
-    // Primitive choices, for the generators. Each checks for a remote test
-    // case first; the remote branch is out of line so the in-process path
-    // stays as small as before.
-
-    #[inline]
-    fn check<T>(&mut self, result: Result<T, StopTest>) -> T {
-        match result {
-            Ok(v) => v,
-            Err(StopTest) => stop(),
-        }
-    }
-
-    /// Whether this test case runs over the wire.
-    #[inline]
-    pub(crate) fn is_remote(&self) -> bool {
-        self.remote.is_some()
-    }
-
-    /// Whether this is a remote test case whose server's protocol version
-    /// has `behaviour`.
-    pub(crate) fn remote_has(&self, behaviour: geist_protocol::Behaviour) -> bool {
-        self.remote.as_ref().is_some_and(|r| r.has(behaviour))
-    }
+    // Primitive choices, for the generators: each is one call on the test
+    // case's backend, which makes the choice in process or sends it to the
+    // server (and stops the test case when it must stop).
 
     #[inline]
     pub(crate) fn choose_integer(&mut self, constraints: IntegerConstraints) -> i128 {
-        if let Some(remote) = &mut self.remote {
-            return remote_check(remote.integer(constraints));
-        }
-        let r = self.data.draw_integer(constraints);
-        self.check(r)
+        self.backend.integer(constraints)
     }
 
     #[inline]
     pub(crate) fn choose_float(&mut self, constraints: FloatConstraints) -> f64 {
-        if let Some(remote) = &mut self.remote {
-            return remote_check(remote.float(constraints));
-        }
-        let r = self.data.draw_float(constraints);
-        self.check(r)
+        self.backend.float(constraints)
     }
 
     #[inline]
     pub(crate) fn choose_boolean(&mut self, p: f64) -> bool {
-        if let Some(remote) = &mut self.remote {
-            return remote_check(remote.boolean(p));
-        }
-        let r = self.data.draw_boolean(p);
-        self.check(r)
+        self.backend.boolean(p)
     }
 
     #[inline]
     pub(crate) fn choose_bytes(&mut self, size: SizeConstraints) -> Vec<u8> {
-        if let Some(remote) = &mut self.remote {
-            return remote_check(remote.bytes(size));
-        }
-        let r = self.data.draw_bytes(size);
-        self.check(r)
+        self.backend.bytes(size)
     }
 
+    /// A string of characters `options` allow (`what` names the generator
+    /// in usage errors).
     #[inline]
-    pub(crate) fn choose_string(
+    pub(crate) fn choose_text(
         &mut self,
-        alphabet: Arc<CharSet>,
+        options: &CharacterOptions,
         size: SizeConstraints,
-    ) -> Vec<u32> {
-        let r = self.data.draw_string(alphabet, size);
-        self.check(r)
-    }
-
-    /// A string over the characters `spec` describes, drawn by the server
-    /// (only for remote test cases: in-process the generator builds the
-    /// alphabet and calls [`TestCase::choose_string`]).
-    pub(crate) fn choose_remote_text(
-        &mut self,
-        spec: &CharSetSpec,
-        size: SizeConstraints,
+        what: &str,
     ) -> String {
-        match &mut self.remote {
-            Some(remote) => remote_check(remote.text(spec, size)),
-            None => usage_error("a remote string draw outside a remote test case".to_string()),
-        }
+        self.backend.text(options, size, what)
     }
 
-    /// A value of an engine schema (formats, regexes). `wire` is the same
-    /// schema as a Hegel schema map, sent when the test case is remote.
+    /// A value of an engine schema (formats, regexes, JSON Schemas). `wire`
+    /// builds the same schema as a Hegel schema map, for a server.
     pub(crate) fn choose_schema(&mut self, schema: &Schema, wire: &dyn Fn() -> Value) -> Value {
-        if let Some(remote) = &mut self.remote {
-            return remote_check(remote.schema(&wire()));
-        }
-        let r = geist_engine::generate::generate(schema, &mut self.data);
-        self.check(r)
+        self.backend.schema(schema, wire)
     }
 
-    /// A whole value from its generator's single schema (remote test cases only).
-    pub(crate) fn choose_whole<T>(&mut self, whole: WireSchema<'_, T>) -> T {
-        match &mut self.remote {
-            Some(remote) => remote_check(remote.whole(&whole)),
-            None => usage_error("a whole-schema draw outside a remote test case".to_string()),
-        }
+    /// `generator`'s whole value in one draw, when the backend prefers that
+    /// (see `CaseBackend::whole`); `None`: draw it piece by piece.
+    #[inline]
+    pub(crate) fn draw_whole<G: Generator + ?Sized>(&mut self, generator: &G) -> Option<G::Output> {
+        self.backend.whole(generator)
     }
 
     /// An index in `0..n` (n > 0), simplest first.
@@ -338,92 +269,41 @@ impl TestCase {
 
     #[inline]
     pub(crate) fn start_span(&mut self, label: u64) {
-        if let Some(remote) = &mut self.remote {
-            return remote_check(remote.start_span(label));
-        }
-        self.data.start_span(label);
+        self.backend.start_span(label)
     }
 
     #[inline]
     pub(crate) fn stop_span(&mut self, discard: bool) {
-        if let Some(remote) = &mut self.remote {
-            return remote_check(remote.stop_span(discard));
-        }
-        self.data.stop_span(discard);
+        self.backend.stop_span(discard)
     }
 
-    /// Starts sizing a collection of `min..=max` elements: in-process from
-    /// the engine collection `local` builds, remotely with `new_collection`.
+    /// Starts sizing a collection of `min..=max` elements (`template`
+    /// builds the engine's collection, for in-process test cases).
     #[inline]
     pub(crate) fn new_collection(
         &mut self,
-        local: impl FnOnce() -> Collection,
+        template: impl FnOnce() -> Collection,
         min_size: usize,
         max_size: Option<usize>,
     ) -> CollectionSizer {
-        if let Some(remote) = &mut self.remote {
-            return CollectionSizer::Remote(remote_check(
-                remote.new_collection(min_size, max_size),
-            ));
-        }
-        CollectionSizer::Local(local())
+        self.backend.new_collection(template, min_size, max_size)
     }
 
     #[inline]
     pub(crate) fn collection_more(&mut self, collection: &mut CollectionSizer) -> bool {
-        match collection {
-            CollectionSizer::Local(collection) => {
-                let r = collection.more(&mut self.data);
-                self.check(r)
-            }
-            CollectionSizer::Remote(collection) => match &mut self.remote {
-                Some(remote) => remote_check(remote.collection_more(collection)),
-                None => stop(),
-            },
-        }
+        self.backend.collection_more(collection)
     }
 
     #[inline]
     pub(crate) fn collection_reject(&mut self, collection: &mut CollectionSizer) {
-        match collection {
-            CollectionSizer::Local(collection) => {
-                let r = collection.reject(&mut self.data);
-                self.check(r)
-            }
-            CollectionSizer::Remote(collection) => match &mut self.remote {
-                Some(remote) => remote_check(remote.collection_reject(collection)),
-                None => stop(),
-            },
-        }
-    }
-}
-
-/// How a collection is sized: by the engine in-process, or by the server's
-/// collection over the wire.
-pub(crate) enum CollectionSizer {
-    /// The engine's "one more?" choices, drawn in-process.
-    Local(Collection),
-    /// A collection the server created with `new_collection`.
-    Remote(RemoteCollection),
-}
-
-/// The value of a remote command, or the unwinding its error calls for: the
-/// server stopping the test case stops it quietly; anything else ends it
-/// with a [`RemoteFailure`].
-#[inline(never)]
-fn remote_check<T>(result: Result<T, CaseError>) -> T {
-    match result {
-        Ok(v) => v,
-        Err(CaseError::Stopped) => stop(),
-        Err(CaseError::Usage(message)) => usage_error(message),
-        Err(other) => std::panic::resume_unwind(Box::new(RemoteFailure(other))),
+        self.backend.collection_reject(collection)
     }
 }
 
 impl Debug for TestCase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TestCase")
-            .field("choices", &self.data.nodes.len())
+            .field("choices", &self.backend.choice_count())
             .field("final", &self.is_final())
             .finish()
     }

@@ -299,3 +299,55 @@ fn the_deadline_holds_over_the_wire() {
     assert!(report.contains("Deadline exceeded"), "{report}");
     assert!(report.contains("draw 1 = 100"), "{report}");
 }
+
+/// The variable naming the file the server of
+/// `a_spawned_server_finishes_before_the_test_process_exits` writes last.
+const EXIT_MARKER: &str = "GEIST_WIRE_TEST_EXIT_MARKER";
+
+/// A server the client spawned has finished when the test process is gone:
+/// what it does after its last reply (here, once its input ends: wait, then
+/// write a file) is done. hegel-core writes its per-test-case conformance
+/// metrics after replying to `mark_complete`; a process that exited at once
+/// left its last line unwritten when the suite counted them (the flaky
+/// OriginDeduplicationConformance). The test runs itself as a child
+/// process that makes one run over the wire and exits.
+#[test]
+fn a_spawned_server_finishes_before_the_test_process_exits() {
+    if let Ok(marker) = std::env::var(EXIT_MARKER) {
+        let script = format!(
+            "'{}'; sleep 1; echo finished > '{marker}'",
+            geist_server().display()
+        );
+        let result = run_property(
+            &settings(shell(&script, Duration::from_secs(30))).test_cases(20),
+            &mut trivial,
+        );
+        assert!(result.is_ok(), "{result:?}");
+        // Exits like a test binary does: through `exit`, not the end of a thread.
+        std::process::exit(0);
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let marker = dir.path().join("marker");
+    let child = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+        .args([
+            "a_spawned_server_finishes_before_the_test_process_exits",
+            "--exact",
+            "--test-threads",
+            "1",
+        ])
+        .env(EXIT_MARKER, &marker)
+        .env_remove("GEIST_SERVER_COMMAND")
+        .env_remove("GEIST_SERVER_ADDRESS")
+        .output()
+        .expect("the test binary runs");
+    assert!(
+        child.status.success(),
+        "{}\n{}",
+        child.status,
+        String::from_utf8_lossy(&child.stderr)
+    );
+    assert!(
+        marker.exists(),
+        "the test process exited before the server it spawned had finished"
+    );
+}

@@ -6,7 +6,8 @@
 //! element drawn; after too many duplicates the collection stops.
 
 use super::{Generator, WireSchema, labels};
-use crate::test_case::{CollectionSizer, TestCase, usage_error};
+use crate::backend::CollectionSizer;
+use crate::test_case::{TestCase, usage_error};
 use geist_engine::data::Collection;
 use geist_wire::cbor::{self, Value as Cbor};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -126,10 +127,8 @@ impl<G: Generator> Generator for VecGenerator<G> {
     type Output = Vec<G::Output>;
 
     fn generate(&self, tc: &mut TestCase) -> Vec<G::Output> {
-        if tc.is_remote()
-            && let Some(whole) = self.wire_schema()
-        {
-            return tc.choose_whole(whole);
+        if let Some(whole) = tc.draw_whole(self) {
+            return whole;
         }
         let mut collection = self.sizing.start("vecs", tc);
         tc.start_span(labels::COLLECTION);
@@ -165,6 +164,7 @@ impl<G: Generator> Generator for VecGenerator<G> {
             schema.push(("max_size", cbor::integer(max as i128)));
         }
         Some(WireSchema {
+            requires: elements.requires.clone(),
             schema: cbor::text_map(schema),
             parse: Box::new(move |v| {
                 let Cbor::Array(items) = v else { return None };

@@ -28,10 +28,8 @@ impl<G: Generator, U, F: Fn(G::Output) -> U> Generator for Map<G, F> {
 
     #[inline]
     fn generate(&self, tc: &mut TestCase) -> U {
-        if tc.is_remote()
-            && let Some(whole) = self.wire_schema()
-        {
-            return tc.choose_whole(whole);
+        if let Some(whole) = tc.draw_whole(self) {
+            return whole;
         }
         tc.start_span(labels::MAP);
         let v = self.inner.generate(tc);
@@ -42,6 +40,7 @@ impl<G: Generator, U, F: Fn(G::Output) -> U> Generator for Map<G, F> {
     fn wire_schema(&self) -> Option<WireSchema<'_, U>> {
         let inner = self.inner.wire_schema()?;
         Some(WireSchema {
+            requires: inner.requires,
             schema: inner.schema,
             parse: Box::new(move |v| (inner.parse)(v).map(&self.f)),
         })

@@ -153,6 +153,7 @@ impl<T: Clone> Generator for SampledFrom<T> {
         }
         let index = IntegerConstraints::bounded(0, self.values.len() as i128 - 1);
         Some(WireSchema {
+            requires: Vec::new(),
             schema: values::integer_schema(&index),
             parse: Box::new(move |v| {
                 let i = values::integer_choice(&index, v)?;
@@ -181,12 +182,8 @@ impl<T> Generator for OneOf<T> {
         if self.branches.is_empty() {
             usage_error("one_of: no generators to choose from".to_string());
         }
-        // Before protocol 0.11 the server answers a `one_of` with the value
-        // alone, which does not say which branch's parser to use.
-        if tc.remote_has(Behaviour::OneOfAnswersIndex)
-            && let Some(whole) = self.wire_schema()
-        {
-            return tc.choose_whole(whole);
+        if let Some(whole) = tc.draw_whole(self) {
+            return whole;
         }
         tc.start_span(labels::ONE_OF);
         let i = tc.choose_index(self.branches.len());
@@ -196,7 +193,9 @@ impl<T> Generator for OneOf<T> {
     }
 
     /// A `one_of` schema when every branch has a schema; the server answers
-    /// `[index, value]`.
+    /// `[index, value]` (before protocol 0.11 it answers with the value
+    /// alone, which does not say which branch's parser to use: such a
+    /// server is not sent this schema).
     fn wire_schema(&self) -> Option<WireSchema<'_, T>> {
         if self.branches.is_empty() {
             return None;
@@ -213,7 +212,16 @@ impl<T> Generator for OneOf<T> {
                 Cbor::Array(branches.iter().map(|b| b.schema.clone()).collect()),
             ),
         ]);
+        let mut requires = vec![Behaviour::OneOfAnswersIndex];
+        for branch in &branches {
+            for behaviour in &branch.requires {
+                if !requires.contains(behaviour) {
+                    requires.push(*behaviour);
+                }
+            }
+        }
         Some(WireSchema {
+            requires,
             schema,
             parse: Box::new(move |v| {
                 let Cbor::Array(pair) = v else { return None };

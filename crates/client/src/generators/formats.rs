@@ -108,15 +108,6 @@ impl Generator for FormatGenerator {
     type Output = String;
 
     fn generate(&self, tc: &mut TestCase) -> String {
-        if self.kind == "ip_address"
-            && tc.is_remote()
-            && !self.options.iter().any(|(k, _)| *k == "version")
-        {
-            // hegel-core requires the version of an `ip_address` schema:
-            // choose it first (v4 is the simpler), then draw that version.
-            let version = if tc.choose_index(2) == 0 { 4 } else { 6 };
-            return self.clone().version(version).generate(tc);
-        }
         super::text::draw_string(
             tc,
             self.schema.get_or_init(|| self.build()),

@@ -31,26 +31,41 @@ pub use numeric::{
     BooleanGenerator, FloatGenerator, FloatType, IntegerGenerator, IntegerType, booleans, floats,
     integers,
 };
-pub(crate) use text::spec_schema;
 pub use text::{
     BinaryGenerator, CharacterGenerator, RegexGenerator, TextGenerator, binary, characters,
     from_regex, text,
 };
+pub(crate) use text::{CharacterOptions, spec_schema};
 
 use crate::test_case::TestCase;
+use geist_protocol::Behaviour;
 use geist_wire::cbor::Value as Cbor;
 use std::sync::Arc;
 
 /// Over the wire, a generator's whole value as one Hegel schema: the schema
 /// and how to read the generated value back (`None` for a value the schema
-/// cannot have produced). Generators built from plain values (integers,
+/// cannot have produced), and the protocol behaviours a server needs to
+/// answer it in that form. Generators built from plain values (integers,
 /// floats, booleans, `sampled_from`, maps and `one_of`s of those) have one, so
 /// a `one_of` of them is a single `generate` of a `one_of` schema, as
-/// Hegel clients do. Not part of the stable API.
+/// Hegel clients do. Whether it is used is the backend's decision (see
+/// `TestCase::draw_whole`). Not part of the stable API.
 #[doc(hidden)]
 pub struct WireSchema<'a, T> {
     pub(crate) schema: Cbor,
     pub(crate) parse: ParseWire<'a, T>,
+    pub(crate) requires: Vec<Behaviour>,
+}
+
+impl<'a, T> WireSchema<'a, T> {
+    /// A schema any server answers in the form `parse` reads.
+    pub(crate) fn new(schema: Cbor, parse: ParseWire<'a, T>) -> WireSchema<'a, T> {
+        WireSchema {
+            schema,
+            parse,
+            requires: Vec::new(),
+        }
+    }
 }
 
 /// Reads a generated value back (`None` if the schema cannot have produced it).

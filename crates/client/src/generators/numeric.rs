@@ -124,10 +124,10 @@ impl<T: IntegerType> Generator for IntegerGenerator<T> {
             max: Some(self.max.to_choice()),
             shrink_towards: T::ZERO_CHOICE,
         };
-        Some(WireSchema {
-            schema: values::integer_schema(&c),
-            parse: Box::new(move |v| values::integer_choice(&c, v).map(T::from_choice)),
-        })
+        Some(WireSchema::new(
+            values::integer_schema(&c),
+            Box::new(move |v| values::integer_choice(&c, v).map(T::from_choice)),
+        ))
     }
 }
 
@@ -276,6 +276,7 @@ impl<T: FloatType> Generator for FloatGenerator<T> {
             .as_ref()
             .ok()?;
         Some(WireSchema {
+            requires: Vec::new(),
             schema: values::float_schema(&c),
             parse: Box::new(move |v| {
                 let f = cbor::as_f64(v)?;
@@ -306,6 +307,7 @@ impl Generator for BooleanGenerator {
 
     fn wire_schema(&self) -> Option<WireSchema<'_, bool>> {
         Some(WireSchema {
+            requires: Vec::new(),
             schema: values::boolean_schema(self.p),
             parse: Box::new(|v| match v {
                 Cbor::Bool(b) => Some(*b),

@@ -18,7 +18,7 @@ const SURROGATES: (u32, u32) = (0xD800, 0xDFFF);
 
 /// The character options shared by [`text`], [`characters`] and [`from_regex`]'s alphabet.
 #[derive(Clone, Debug, Default)]
-struct CharacterOptions {
+pub(crate) struct CharacterOptions {
     spec: CharSetSpec,
     alphabet: OnceLock<Result<Arc<CharSet>, String>>,
 }
@@ -29,7 +29,14 @@ impl CharacterOptions {
         self.alphabet = OnceLock::new();
     }
 
-    fn alphabet(&self, what: &str) -> Arc<CharSet> {
+    /// The options as given (what a server is sent).
+    pub(crate) fn spec(&self) -> &CharSetSpec {
+        &self.spec
+    }
+
+    /// The characters the options allow, surrogates excluded, built once
+    /// (an invalid option is a usage error naming `what`).
+    pub(crate) fn alphabet(&self, what: &str) -> Arc<CharSet> {
         let built = self.alphabet.get_or_init(|| {
             let set = CharSet::from_spec(&self.spec).map_err(|e| format!("{what}: {e}"))?;
             Ok(Arc::new(without_surrogates(set)))
@@ -63,10 +70,6 @@ fn without_surrogates(set: CharSet) -> CharSet {
         }
     }
     CharSet::from_intervals(intervals)
-}
-
-fn to_string(points: &[u32]) -> String {
-    points.iter().filter_map(|c| char::from_u32(*c)).collect()
 }
 
 macro_rules! character_option_methods {
@@ -168,22 +171,7 @@ impl Generator for TextGenerator {
             min_size: self.min_size,
             max_size,
         };
-        if tc.is_remote() {
-            // The server builds the alphabet from the same options.
-            return tc.choose_remote_text(&self.options.spec, size);
-        }
-        let alphabet = self.options.alphabet("text");
-        if alphabet.is_empty() {
-            if self.min_size > 0 {
-                usage_error(format!(
-                    "text: no characters satisfy the character options, so no string of min_size={} exists",
-                    self.min_size
-                ));
-            }
-            return String::new();
-        }
-        let points = tc.choose_string(alphabet, size);
-        to_string(&points)
+        tc.choose_text(&self.options, size, "text")
     }
 }
 
@@ -208,32 +196,15 @@ impl Generator for CharacterGenerator {
     type Output = char;
 
     fn generate(&self, tc: &mut TestCase) -> char {
-        if tc.is_remote() {
-            let one = SizeConstraints {
-                min_size: 1,
-                max_size: 1,
-            };
-            let text = tc.choose_remote_text(&self.options.spec, one);
-            return match text.chars().next() {
-                Some(c) => c,
-                None => usage_error("characters: the server returned an empty string".into()),
-            };
+        let one = SizeConstraints {
+            min_size: 1,
+            max_size: 1,
+        };
+        let text = tc.choose_text(&self.options, one, "characters");
+        match text.chars().next() {
+            Some(c) => c,
+            None => usage_error("characters: an empty string was drawn for a character".into()),
         }
-        let alphabet = self.options.alphabet("characters");
-        if alphabet.is_empty() {
-            usage_error("characters: no characters satisfy the character options".to_string());
-        }
-        let points = tc.choose_string(
-            alphabet,
-            SizeConstraints {
-                min_size: 1,
-                max_size: 1,
-            },
-        );
-        points
-            .first()
-            .and_then(|c| char::from_u32(*c))
-            .unwrap_or('0')
     }
 }
 

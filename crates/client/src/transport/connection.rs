@@ -7,6 +7,18 @@
 //! status and those lines instead of hanging. Connections are shared per
 //! command line: the first property to need one spawns it, later ones (on
 //! any thread) reuse it, and a dead one is replaced.
+//!
+//! A server the client spawned is also ended by it: when the process exits
+//! (and when a connection is dropped), the server's standard input is
+//! closed, which is the protocol's way to say "no more runs", and the
+//! client waits for it to exit (killing it only after [`SHUTDOWN_GRACE`]).
+//! The server's last words about a run, written after its last reply (such
+//! as hegel-core's per-test-case conformance metrics, its observations, its
+//! example database), are then on disk when the test process is gone;
+//! before, under load the process could exit between the server's reply to
+//! the last `mark_complete` and its writing the line for that test case.
+//! Connections live in a static, whose destructors Rust never runs, so the
+//! exit is caught with C's `atexit`.
 
 use super::{ServerAddress, ServerCommand, WireError};
 use geist_protocol::connection::{
@@ -16,13 +28,94 @@ use geist_protocol::version::{ProtocolVersion, VersionError, supported_list};
 use geist_wire::HANDSHAKE_REQUEST;
 use geist_wire::cbor::Value as Cbor;
 use std::collections::VecDeque;
-use std::io::{BufRead, Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::io::{BufRead, BufWriter, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Lines of the server's stderr kept for error messages.
 const STDERR_LINES: usize = 20;
+
+/// How long a spawned server is given to finish and exit once its input is
+/// closed, before it is killed.
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// A spawned server's standard input, which the client can close while the
+/// connection still holds it as its writer (closing it ends the server).
+#[derive(Clone)]
+pub(crate) struct ServerInput(Arc<Mutex<Option<BufWriter<ChildStdin>>>>);
+
+impl ServerInput {
+    fn new(stdin: ChildStdin) -> ServerInput {
+        // Buffered: a deferred packet (see `geist_protocol::connection`)
+        // leaves in one write with the next.
+        ServerInput(Arc::new(Mutex::new(Some(BufWriter::with_capacity(
+            1 << 16,
+            stdin,
+        )))))
+    }
+
+    /// Flushes and closes the pipe: the server reads the end of its input.
+    /// A write blocked on a server that no longer reads holds the pipe: after
+    /// `grace` the pipe is left open (the server is then killed).
+    fn close(&self, grace: Duration) {
+        let deadline = Instant::now() + grace;
+        loop {
+            match self.0.try_lock() {
+                Ok(mut input) => {
+                    if let Some(mut input) = input.take() {
+                        let _ = input.flush();
+                    }
+                    return;
+                }
+                Err(std::sync::TryLockError::Poisoned(e)) => {
+                    e.into_inner().take();
+                    return;
+                }
+                Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                Err(std::sync::TryLockError::WouldBlock) => return,
+            }
+        }
+    }
+}
+
+impl Write for ServerInput {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match lock(&self.0).as_mut() {
+            Some(input) => input.write(buf),
+            None => Err(closed_input()),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match lock(&self.0).as_mut() {
+            Some(input) => input.write_all(buf),
+            None => Err(closed_input()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match lock(&self.0).as_mut() {
+            Some(input) => input.flush(),
+            None => Err(closed_input()),
+        }
+    }
+}
+
+fn closed_input() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::BrokenPipe,
+        "the server's input was closed (the client is shutting it down)",
+    )
+}
+
+/// A server process the client started, with its input.
+pub(crate) struct Spawned {
+    child: Child,
+    input: ServerInput,
+}
 
 /// Locks a mutex, ignoring poisoning (a panicking property must not break
 /// the connection for other threads).
@@ -50,6 +143,8 @@ pub(crate) struct Connection {
     version: OnceLock<ProtocolVersion>,
     /// The server process (none for a connection over given streams).
     child: Mutex<Option<Child>>,
+    /// Its standard input (none for a connection over given streams).
+    input: Option<ServerInput>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// The command line, for messages.
     pub(crate) command: String,
@@ -167,12 +262,19 @@ impl Connection {
                 message: format!("cannot start the stderr reader: {e}"),
             })?;
 
+        static SHUT_DOWN_AT_EXIT: Once = Once::new();
+        SHUT_DOWN_AT_EXIT.call_once(|| {
+            // SAFETY: `atexit` is ISO C, in every C library Rust links;
+            // the handler is a plain `extern "C" fn` that does not unwind.
+            // Should registration fail, servers are left to notice the end
+            // of their input by themselves, as before.
+            let _ = unsafe { atexit(shut_down_servers_at_exit) };
+        });
+        let input = ServerInput::new(stdin);
         Connection::open(
-            // Buffered: a deferred packet (see `geist_protocol::connection`)
-            // leaves in one write with the next.
-            Box::new(std::io::BufWriter::with_capacity(1 << 16, stdin)),
+            Box::new(input.clone()),
             Box::new(stdout),
-            Some(child),
+            Some(Spawned { child, input }),
             stderr_tail,
             display,
             command.timeout,
@@ -184,11 +286,15 @@ impl Connection {
     pub(crate) fn open(
         writer: Box<dyn Write + Send>,
         reader: Box<dyn Read + Send>,
-        child: Option<Child>,
+        server: Option<Spawned>,
         stderr_tail: Arc<Mutex<VecDeque<String>>>,
         display: String,
         timeout: Duration,
     ) -> Result<Arc<Connection>, WireError> {
+        let (child, input) = match server {
+            Some(Spawned { child, input }) => (Some(child), Some(input)),
+            None => (None, None),
+        };
         let wire = Wire::new(
             writer,
             ConnectionConfig {
@@ -202,6 +308,7 @@ impl Connection {
             control: Mutex::new(None),
             version: OnceLock::new(),
             child: Mutex::new(child),
+            input,
             stderr_tail,
             command: display,
         });
@@ -352,17 +459,56 @@ impl Connection {
             None => Err(WireError::Protocol("the control stream is not open".into())),
         }
     }
+
+    /// Ends a spawned server: closes its input (the server finishes what
+    /// it was doing and exits) and waits for it to exit, killing it if it
+    /// is still running after `grace`. Nothing for a connection to a
+    /// server the client did not start.
+    pub(crate) fn shut_down(&self, grace: Duration) {
+        let deadline = Instant::now() + grace;
+        if let Some(input) = &self.input {
+            input.close(grace);
+        }
+        let mut child = lock(&self.child);
+        let Some(child) = child.as_mut() else { return };
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) | Err(_) => return,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return;
+                }
+            }
+        }
+    }
+}
+
+unsafe extern "C" {
+    fn atexit(callback: extern "C" fn()) -> std::ffi::c_int;
+}
+
+/// At process exit: ends every server this process spawned (see the module
+/// docs). A thread still holding the registry at exit is not waited for.
+extern "C" fn shut_down_servers_at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        let connections = match CONNECTIONS.try_lock() {
+            Ok(connections) => connections,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        for (_, connection) in connections.iter() {
+            connection.shut_down(SHUTDOWN_GRACE);
+        }
+    });
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        // Closing stdin asks the server to exit; kill it if it lingers.
-        if let Some(child) = lock(&self.child).as_mut() {
-            if let Ok(None) = child.try_wait() {
-                let _ = child.kill();
-            }
-            let _ = child.wait();
-        }
+        self.shut_down(SHUTDOWN_GRACE);
     }
 }
 

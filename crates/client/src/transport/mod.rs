@@ -17,9 +17,7 @@
 //! (`HEGEL_SERVER_COMMAND` is deliberately not read: the hegeltest suite sets
 //! it for its own runs, and geist's in-process tests must stay in-process).
 
-pub(crate) mod case;
 pub(crate) mod connection;
-pub(crate) mod remote_run;
 pub(crate) mod values;
 
 use std::time::Duration;

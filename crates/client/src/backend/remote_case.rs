@@ -8,10 +8,10 @@
 //! own commands. A `StopTest` error reply means the server is done with the
 //! test case: it ends quietly and the client sends nothing more on the stream.
 
-use super::WireError;
-use super::connection::StreamHandle;
-use super::values;
 use crate::generators::{WireSchema, spec_schema};
+use crate::transport::WireError;
+use crate::transport::connection::StreamHandle;
+use crate::transport::values;
 use geist_engine::Value;
 use geist_engine::charset::CharSetSpec;
 use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
@@ -112,9 +112,12 @@ fn protocol(command: &str, what: &str, got: &Cbor) -> CaseError {
 }
 
 impl RemoteCase {
-    /// Whether the server's protocol version has `behaviour`.
-    pub(crate) fn has(&self, behaviour: geist_protocol::Behaviour) -> bool {
-        self.stream.connection().version().has(behaviour)
+    /// Whether the server's protocol version answers `whole`'s schema in
+    /// the form its parser reads (a `one_of` answered with its branch index
+    /// only from protocol 0.11 on).
+    pub(crate) fn answers<T>(&self, whole: &WireSchema<'_, T>) -> bool {
+        let version = self.stream.connection().version();
+        whole.requires.iter().all(|b| version.has(*b))
     }
 
     /// A test case on the stream the server announced.
@@ -213,9 +216,29 @@ impl RemoteCase {
     }
 
     /// A value of a schema map (formats, regexes, JSON Schema).
+    ///
+    /// hegel-core requires the version of an `ip_address` schema; one
+    /// without is sent as two draws: the version first (4, the simpler, or
+    /// 6), then an address of that version.
     #[inline(never)]
-    pub(crate) fn schema(&mut self, schema: &Value) -> CaseResult<Value> {
-        let value = self.generate(to_cbor(schema, StringForm::Text))?;
+    pub(crate) fn schema(&mut self, schema: Value) -> CaseResult<Value> {
+        let schema = match schema {
+            Value::Map(mut map)
+                if map
+                    .iter()
+                    .any(|(k, v)| *k == Value::text("type") && *v == Value::text("ip_address"))
+                    && !map.iter().any(|(k, _)| *k == Value::text("version")) =>
+            {
+                let v6 = self.integer(IntegerConstraints::bounded(0, 1))? == 1;
+                map.push((
+                    Value::text("version"),
+                    Value::Integer(if v6 { 6 } else { 4 }),
+                ));
+                Value::Map(map)
+            }
+            other => other,
+        };
+        let value = self.generate(to_cbor(&schema, StringForm::Text))?;
         Ok(from_cbor(&value))
     }
 

@@ -3,6 +3,7 @@
 //! and how it refuses replies that are not what it asked for.
 
 use super::*;
+use crate::TestCase;
 use crate::generators::{self as gs, Generator};
 use crate::transport::ServerAddress;
 use crate::transport::connection::version_from_handshake;
@@ -137,6 +138,28 @@ impl Script {
             .expect("a schema")
     }
 
+    /// Answers every command on `case` up to `mark_complete` (a `generate`
+    /// with an empty list, a collection with no elements) and returns the
+    /// commands' names.
+    fn commands_until_complete(&mut self, case: u32) -> Vec<String> {
+        let mut names = Vec::new();
+        loop {
+            let (id, message) = self.request_on(case);
+            let name = command(&message).to_string();
+            let result = match name.as_str() {
+                "generate" => Cbor::Array(Vec::new()),
+                "new_collection" => cbor::integer(1),
+                "collection_more" => Cbor::Bool(false),
+                _ => Cbor::Null,
+            };
+            self.reply(case, id, result);
+            names.push(name);
+            if names.last().is_some_and(|n| n == "mark_complete") {
+                return names;
+            }
+        }
+    }
+
     /// Answers `mark_complete` on `case`; returns its status and origin.
     fn mark_complete(&mut self, case: u32) -> (String, Option<String>) {
         let (id, message) = self.request_on(case);
@@ -265,7 +288,7 @@ fn statuses_origins_and_the_final_replay_follow_the_protocol() {
     let statuses: Vec<&str> = seen.iter().map(|(s, _)| s.as_str()).collect();
     assert_eq!(statuses, ["VALID", "INVALID", "INTERESTING", "INTERESTING"]);
     let origin = seen[2].1.as_deref().expect("an origin for a failure");
-    assert!(origin.contains("remote_run_tests.rs:"), "{origin}");
+    assert!(origin.contains("remote_tests.rs:"), "{origin}");
     assert_eq!(seen[2].1, seen[3].1, "the replay has the same origin");
 }
 
@@ -513,4 +536,50 @@ fn a_one_of_of_plain_generators_is_one_generate() {
     .expect("the scripted run passes");
     server.join().expect("the script ran to its end");
     assert_eq!(seen, [-15]);
+}
+
+/// A list of `one_of`s is one `generate` of a list schema on a server that
+/// answers a `one_of` with its branch's index (protocol 0.11 on), and is
+/// drawn piece by piece on one that does not: the backend checks what a
+/// whole schema needs, nested ones included.
+#[test]
+fn a_whole_schema_is_sent_only_to_a_server_that_answers_it() {
+    for (version, expected) in [
+        ("0.15", vec!["generate", "mark_complete"]),
+        (
+            "0.10",
+            vec![
+                "new_collection",
+                "start_span",
+                "collection_more",
+                "stop_span",
+                "mark_complete",
+            ],
+        ),
+    ] {
+        let commands = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&commands);
+        let (connection, server) = scripted(version, move |s| {
+            let (run, _) = s.run_test();
+            s.test_case(run, 2, false);
+            *log.lock().unwrap() = s.commands_until_complete(2);
+            s.test_done(run, true, 0);
+        });
+        let connection = connection.expect("the handshake succeeds");
+        run_on(
+            &connection,
+            &settings(),
+            "scripted",
+            &mut |tc: &mut TestCase| {
+                let xs = tc.draw(gs::vecs(gs::one_of(vec![
+                    gs::integers::<i64>().max_value(5).boxed(),
+                    gs::booleans().map(i64::from).boxed(),
+                ])));
+                assert!(xs.is_empty());
+            },
+        )
+        .expect("the scripted run passes");
+        server.join().expect("the script ran to its end");
+        assert_eq!(*commands.lock().unwrap(), expected, "protocol {version}");
+    }
 }
