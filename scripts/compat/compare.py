@@ -4,15 +4,18 @@
 Each run is a report a test runner wrote: JUnit XML (vitest, ctest, pytest) or
 `go test -json` output. A test counts as passed on a server only if it passed
 in every run given for that server (several runs of geist-server catch flaky
-tests). Prints, per server, how many tests passed and failed, then the tests
+tests; with no geist-server report, only the reference run is counted).
+Prints, per server, how many tests passed and failed, then the tests
 that fail only on geist-server; exits 1 when one of those is not listed as an
-environment-only failure of this client (environment-failures.txt) nor as a
-known geist failure that is being worked on elsewhere (known-failures.txt),
+environment-only failure of this client (environment-failures.txt), as a
+test that never starts the server under test (client-only-tests.txt), nor as
+a known geist failure that is being worked on elsewhere (known-failures.txt),
 2 when a report is missing or empty.
 
-usage: compare.py CLIENT FORMAT REFERENCE_REPORT GEIST_REPORT [GEIST_REPORT ...]
+usage: compare.py CLIENT FORMAT REFERENCE_REPORT [GEIST_REPORT ...]
   FORMAT: junit | gotest
   environment-only failures: scripts/compat/environment-failures.txt
+  tests that run no server under test: scripts/compat/client-only-tests.txt
   known geist-server failures: scripts/compat/known-failures.txt
 """
 
@@ -102,7 +105,7 @@ def merge_runs(runs):
 
 
 def main(argv):
-    if len(argv) < 5 or argv[2] not in ("junit", "gotest"):
+    if len(argv) < 4 or argv[2] not in ("junit", "gotest"):
         sys.stderr.write(__doc__)
         return 2
     client, form, reference_path, geist_paths = argv[1], argv[2], argv[3], argv[4:]
@@ -112,6 +115,13 @@ def main(argv):
             print(f"{client}: no test report at {path} (the suite did not run)")
             return 2
     reference = read(reference_path)
+    if not geist_paths:
+        counts = tally(reference)
+        print(
+            f"{client} on hegel-core: {counts[PASSED]} passed, {counts[FAILED]} failed, "
+            f"{counts[SKIPPED]} skipped of {len(reference)} (no geist-server report to compare)"
+        )
+        return 0 if reference else 2
     geist_runs = [read(path) for path in geist_paths]
     geist = merge_runs(geist_runs)
     if not reference or not geist:
@@ -120,6 +130,7 @@ def main(argv):
 
     environment = listed_tests(client, "environment-failures.txt")
     known = listed_tests(client, "known-failures.txt")
+    client_only = listed_tests(client, "client-only-tests.txt")
     runs = f" ({len(geist_runs)} runs, passed in all)" if len(geist_runs) > 1 else ""
     for server, outcomes, suffix in (("hegel-core", reference, ""), ("geist-server", geist, runs)):
         counts = tally(outcomes)
@@ -133,7 +144,7 @@ def main(argv):
         for name, outcome in reference.items()
         if outcome == PASSED and geist.get(name, FAILED) != PASSED
     )
-    unexpected = [name for name in regressions if name not in environment | known]
+    unexpected = [name for name in regressions if name not in environment | known | client_only]
     both = sorted(
         name for name, outcome in reference.items() if outcome == FAILED and geist.get(name) == FAILED
     )
@@ -154,6 +165,8 @@ def main(argv):
         for name in regressions:
             if name in environment:
                 note = " [environment-only, allowed]"
+            elif name in client_only:
+                note = " [runs no server under test, allowed: client-only-tests.txt]"
             elif name in known:
                 note = " [known, see known-failures.txt]"
             else:

@@ -217,7 +217,7 @@ pub(crate) struct HealthMonitor {
     /// Generated test cases that ran past the run's choice limit.
     overruns: u64,
     /// Generation time reported for the test cases run before the tenth
-    /// valid one (the `too_slow` window).
+    /// valid one (the `too_slow` window: more than a second fails it).
     early_draw_seconds: f64,
 }
 
@@ -276,7 +276,10 @@ impl HealthMonitor {
         if data.status == Some(Status::Overrun) && !small_overrun {
             self.overruns += 1;
         }
-        if counts.valid <= 10 {
+        // Hypothesis' window: the test cases up to the tenth valid one, whose
+        // own time is added but no longer checked (it stops watching there,
+        // so neither is the time of any test case after it).
+        if counts.valid < 10 {
             self.early_draw_seconds += data.draw_seconds;
             if self.early_draw_seconds > 1.0 {
                 let failure = self.unless_suppressed(HealthCheckFailure::TooSlow {
@@ -348,6 +351,45 @@ mod tests {
         assert_eq!(
             failures.iter().map(|f| f.check()).collect::<Vec<_>>(),
             HealthCheck::ALL
+        );
+    }
+
+    /// A second and a half over the first nine valid test cases fails
+    /// too_slow; the same time with the tenth valid test case taking most of
+    /// it does not (Hypothesis stops watching at the tenth), nor does any
+    /// time after it.
+    #[test]
+    fn too_slow_watches_the_test_cases_before_the_tenth_valid_one() {
+        let slow = |seconds: f64| {
+            let mut data = TestData::replaying(Vec::new(), 8);
+            data.draw_seconds = seconds;
+            data
+        };
+        let valid = |valid: u64| Counts {
+            valid,
+            invalid: 0,
+            small_overruns: 0,
+        };
+        let mut monitor = HealthMonitor::new(&[], 8);
+        for n in 1..=8 {
+            assert_eq!(monitor.after_generated(&slow(0.1), false, valid(n)), None);
+        }
+        assert!(matches!(
+            monitor.after_generated(&slow(0.7), false, valid(9)),
+            Some(HealthCheckFailure::TooSlow { valid: 9, .. })
+        ));
+
+        let mut monitor = HealthMonitor::new(&[], 8);
+        for n in 1..=9 {
+            assert_eq!(monitor.after_generated(&slow(0.1), false, valid(n)), None);
+        }
+        assert_eq!(monitor.after_generated(&slow(0.7), false, valid(10)), None);
+        assert_eq!(monitor.after_generated(&slow(5.0), false, valid(10)), None);
+
+        let mut suppressed = HealthMonitor::new(&[HealthCheck::TooSlow], 8);
+        assert_eq!(
+            suppressed.after_generated(&slow(5.0), false, valid(1)),
+            None
         );
     }
 

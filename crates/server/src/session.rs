@@ -195,9 +195,40 @@ fn seed_from_key(key: Option<&[u8]>) -> u128 {
     }
 }
 
-/// Parsed schemas by the `generate` payload that carried them (clients send
-/// the same few schemas over and over).
+/// Parsed schemas by their canonical CBOR ([`schema_key`]): clients send the
+/// same few schemas over and over, and parsing one can be costly (a character
+/// set by Unicode category walks the code points).
 type SchemaCache = HashMap<Vec<u8>, Result<Arc<Schema>, SchemaError>>;
+
+/// The cache key of a schema: its CBOR with every map's entries ordered by
+/// their encoded keys (a stable sort, so repeated keys keep their order).
+///
+/// The bytes as sent are no key: a client may encode a map's entries in any
+/// order, and hegel-go's encoder follows Go's map iteration, which is random,
+/// so two `generate` commands of one schema rarely carry the same bytes
+/// (keyed by them, a run of hegel-go's `OneOf(Text(), Text())` parsed its
+/// schema again for nearly every draw).
+fn schema_key(schema: &Cbor) -> Vec<u8> {
+    fn canonical(value: &Cbor) -> Cbor {
+        match value {
+            Cbor::Map(entries) => {
+                let mut keyed: Vec<(Vec<u8>, Cbor, Cbor)> = entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let k = canonical(k);
+                        (cbor::encode(&k), k, canonical(v))
+                    })
+                    .collect();
+                keyed.sort_by(|a, b| a.0.cmp(&b.0));
+                Cbor::Map(keyed.into_iter().map(|(_, k, v)| (k, v)).collect())
+            }
+            Cbor::Array(items) => Cbor::Array(items.iter().map(canonical).collect()),
+            Cbor::Tag(tag, inner) => Cbor::Tag(*tag, Box::new(canonical(inner))),
+            other => other.clone(),
+        }
+    }
+    cbor::encode(&canonical(schema))
+}
 
 /// Per-test-case state the client's commands refer to by id.
 #[derive(Default)]
@@ -242,14 +273,14 @@ impl Run {
     fn answer(
         &self,
         command: CaseCommand,
-        payload: &[u8],
         data: &mut TestData,
         state: &mut CaseState,
         cache: &mut SchemaCache,
     ) -> Answer {
         Ok(Ok(match command {
             CaseCommand::Generate { schema } => {
-                let parsed = match cache.get(payload) {
+                let key = schema_key(&schema);
+                let parsed = match cache.get(&key) {
                     Some(parsed) => parsed.clone(),
                     None => {
                         let parsed = Schema::parse(&from_cbor(&schema)).and_then(|mut s| {
@@ -258,7 +289,7 @@ impl Run {
                             }
                             self.limits.apply(&mut s).map(|()| Arc::new(s))
                         });
-                        cache.insert(payload.to_vec(), parsed.clone());
+                        cache.insert(key, parsed.clone());
                         parsed
                     }
                 };
@@ -407,7 +438,7 @@ impl Run {
             // Time spent answering commands is generation time (the too_slow
             // health check); the client's own time between commands is not.
             let started = std::time::Instant::now();
-            let answer = self.answer(command, &request.payload, data, &mut state, cache);
+            let answer = self.answer(command, data, &mut state, cache);
             data.draw_seconds += started.elapsed().as_secs_f64();
             match answer {
                 Ok(Ok(result)) => case_stream.reply(request.message_id, result)?,
@@ -742,6 +773,53 @@ mod tests {
         let error = run_test(Some(Cbor::Text("redis://h/0?colour=blue".into()))).unwrap_err();
         assert!(error.contains("unknown option \"colour\""), "{error}");
         assert!(run_test(Some(Cbor::Integer(3.into()))).is_err());
+    }
+
+    /// hegel-go sends one schema with its map entries in a different order
+    /// from one command to the next: the cache must see one schema.
+    #[test]
+    fn a_schema_is_one_cache_key_whatever_the_order_of_its_map_entries() {
+        let text = |entries: &[(&str, Cbor)]| cbor::text_map(entries.iter().cloned());
+        let short = [
+            ("type", Cbor::Text("string".into())),
+            ("min_size", cbor::integer(1)),
+            ("max_size", cbor::integer(3)),
+            (
+                "exclude_categories",
+                Cbor::Array(vec![Cbor::Text("Cs".into())]),
+            ),
+        ];
+        let mut reversed = short.clone();
+        reversed.reverse();
+        let one_of = |a: Cbor, b: Cbor| {
+            cbor::text_map([
+                ("generators", Cbor::Array(vec![a, b])),
+                ("type", Cbor::Text("one_of".into())),
+            ])
+        };
+        let long = text(&[
+            ("type", Cbor::Text("string".into())),
+            ("min_size", cbor::integer(10)),
+        ]);
+        let first = one_of(text(&short), long.clone());
+        let second = cbor::text_map([
+            ("type", Cbor::Text("one_of".into())),
+            (
+                "generators",
+                Cbor::Array(vec![text(&reversed), long.clone()]),
+            ),
+        ]);
+        assert_ne!(cbor::encode(&first), cbor::encode(&second));
+        assert_eq!(schema_key(&first), schema_key(&second));
+        // Different schemas stay different keys: a value, and the order of
+        // an array's items, count.
+        let mut wider = short.clone();
+        wider[2].1 = cbor::integer(4);
+        assert_ne!(
+            schema_key(&first),
+            schema_key(&one_of(text(&wider), long.clone()))
+        );
+        assert_ne!(schema_key(&first), schema_key(&one_of(long, text(&short))));
     }
 
     #[test]
