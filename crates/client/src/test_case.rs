@@ -1,7 +1,7 @@
 //! One test case as the property sees it: draw values, reject, note, target.
 //!
-//! A [`TestCase`] wraps the engine's record of the test case's choices. Every
-//! value is built from choices, so the engine can replay and shrink it. When a
+//! Every value a [`TestCase`] hands out is built from choices, so the engine
+//! (in process or in the server) can replay and shrink it. When a
 //! test case must stop early (it ran out of choices, or was rejected) the
 //! client unwinds with a private payload the runner recognises; that unwinding
 //! is never reported as a failure.
