@@ -198,6 +198,7 @@ pub fn run_property(
         suppress_health_checks: settings.suppress_health_checks.clone(),
         max_choices: DEFAULT_MAX_CHOICES,
         max_shrink_calls: settings.max_shrink_calls,
+        ..RunSettings::default()
     };
     let debug = settings.verbosity >= Verbosity::Debug;
     let database = match (&settings.database, &settings.name) {
