@@ -13,13 +13,21 @@
 # usage: scripts/hegeltest-051.sh [TEST_FILE ...]   (default: every test file that builds)
 #   GEIST_HEGELTEST051_BUILD_ONLY=1   fetch and build, run nothing
 #   GEIST_HEGELTEST051_ENGINE=geist   run only on geist (or: libhegel)
+#   GEIST_HEGELTEST051_PROFILE=release   build the test binaries (and the
+#                                     libhegel they build) in release, not debug
+#   GEIST_HEGELTEST051_LIB_DIR=D      use geist's libhegel_c.so in D (a copy that
+#                                     a rebuild cannot replace mid-run), no build
+#   GEIST_HEGELTEST051_RESULTS=D      write the logs to D (default
+#                                     target/hegeltest-051/results)
+#   GEIST_HEGELTEST051_TIMEOUT=S      seconds one test file may run on one
+#                                     engine (default 1800)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 version=0.51.0
 work="$root/target/hegeltest-051"
 src="$work/hegeltest-$version"
-results="$work/results"
+results="${GEIST_HEGELTEST051_RESULTS:-$work/results}"
 
 # Test files left out: trybuild UI tests (compile-error snapshots, nothing of
 # the engine), miri and Antithesis files (need their own toolchains or
@@ -56,9 +64,14 @@ done < <(echo hegel; sed -n 's/^name = "\(test_[a-z0-9_]*\|chrono\|jiff\|rand\|s
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all_tests[@]}")
 
-echo "building geist's libhegel_c.so (release)"
-cargo build --release --locked -p geist-hegel-c
-geist_dir="${CARGO_TARGET_DIR:-$root/target}/release"
+if [ -n "${GEIST_HEGELTEST051_LIB_DIR:-}" ]; then
+    geist_dir="$GEIST_HEGELTEST051_LIB_DIR"
+    [ -f "$geist_dir/libhegel_c.so" ] || { echo "no libhegel_c.so in $geist_dir" >&2; exit 1; }
+else
+    echo "building geist's libhegel_c.so (release)"
+    cargo build --release --locked -p geist-hegel-c
+    geist_dir="${CARGO_TARGET_DIR:-$root/target}/release"
+fi
 
 # One build of the frontend's tests, with every optional feature the test
 # files need. Its build script builds libhegel (hegeltest-c 0.49.0) into
@@ -68,6 +81,8 @@ export CARGO_TARGET_DIR="$work/target"
 # --keep-going: the files that need fixture binaries the package leaves out
 # fail to compile; every other file still builds.
 # Named files build alone (a CI sample needs only its own binaries).
+profile=()
+[ "${GEIST_HEGELTEST051_PROFILE:-debug}" = release ] && profile=(--release)
 targets=(--tests)
 if [ $# -gt 0 ]; then
     targets=()
@@ -75,27 +90,32 @@ if [ $# -gt 0 ]; then
         if [ "$t" = hegel ]; then targets+=(--lib); else targets+=(--test "$t"); fi
     done
 fi
-(cd "$src" && nice -n 5 cargo build --locked --all-features "${targets[@]}" --keep-going \
-    --message-format=json >"$work/build.json" 2>"$work/build.log") || true
-python3 "$root/scripts/hegeltest_051.py" executables "$work/build.json" >"$work/executables.txt"
-echo "$(wc -l <"$work/executables.txt") test binaries built; did not build: $(python3 "$root/scripts/hegeltest_051.py" failed "$work/build.json")"
+(cd "$src" && CARGO_INCREMENTAL=0 nice -n 5 cargo build --locked --all-features "${profile[@]}" "${targets[@]}" --keep-going \
+    --message-format=json >"$work/build.$$.json" 2>"$work/build.log") || true
+# Per invocation: a concurrent invocation (another profile, other files)
+# must not change which binaries this one runs.
+executables="$work/executables.$$.txt"
+trap 'rm -f "$executables" "$work/build.$$.json"' EXIT
+python3 "$root/scripts/hegeltest_051.py" executables "$work/build.$$.json" >"$executables"
+echo "$(wc -l <"$executables") test binaries built; did not build: $(python3 "$root/scripts/hegeltest_051.py" failed "$work/build.$$.json")"
 [ "${GEIST_HEGELTEST051_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 engines=(libhegel geist)
+file_timeout="${GEIST_HEGELTEST051_TIMEOUT:-1800}"
 [ -n "${GEIST_HEGELTEST051_ENGINE:-}" ] && engines=("$GEIST_HEGELTEST051_ENGINE")
 rm -rf "$results" && mkdir -p "$results"
 # The tests read fixtures relative to the crate root, as cargo test runs them.
 cd "$src"
 for t in "${tests[@]}"; do
-    exe=$(awk -v n="$t" '$1 == n { print $2 }' "$work/executables.txt")
+    exe=$(awk -v n="$t" '$1 == n { print $2 }' "$executables")
     if [ -z "$exe" ]; then echo "$t: did not build, skipped"; continue; fi
     for engine in "${engines[@]}"; do
         out="$results/$t.$engine.log"
         start=$(date +%s)
         if [ "$engine" = geist ]; then
-            HEGEL_C_LIB_DIR="$geist_dir" RUST_BACKTRACE=0 timeout 1800 "$exe" --test-threads=2 >"$out" 2>&1 || true
+            HEGEL_C_LIB_DIR="$geist_dir" RUST_BACKTRACE=0 timeout "$file_timeout" "$exe" --test-threads=2 >"$out" 2>&1 || true
         else
-            env -u HEGEL_C_LIB_DIR RUST_BACKTRACE=0 timeout 1800 "$exe" --test-threads=2 >"$out" 2>&1 || true
+            env -u HEGEL_C_LIB_DIR RUST_BACKTRACE=0 timeout "$file_timeout" "$exe" --test-threads=2 >"$out" 2>&1 || true
         fi
         echo "$t $engine $(( $(date +%s) - start ))s" >>"$results/times.txt"
     done

@@ -55,8 +55,11 @@ def line(results, test):
         o = outcomes(results, test, engine)
         if o:
             passed = sum(v == "ok" for v in o.values())
-            parts.append(f"{engine} {passed}/{len(o)}")
-    print(f"{test}: " + ", ".join(parts), flush=True)
+            run = sum(v != "ignored" for v in o.values())
+            parts.append(f"{engine} {passed}/{run}")
+    ignored = sum(v == "ignored" for v in outcomes(results, test, "libhegel").values())
+    suffix = f" ({ignored} ignored)" if ignored else ""
+    print(f"{test}: " + ", ".join(parts) + suffix, flush=True)
 
 
 def summary(results, tests):
@@ -67,21 +70,25 @@ def summary(results, tests):
         names = sorted(set(lib) | set(geist))
         if not names:
             continue
+        # Ignored on both (fixtures that other tests drive) are not run.
+        ignored = [n for n in names if lib.get(n) == "ignored" and geist.get(n) == "ignored"]
+        run = [n for n in names if n not in ignored]
         counts = {}
         for engine, o in (("libhegel", lib), ("geist", geist)):
-            passed = sum(o.get(n) == "ok" for n in names)
+            passed = sum(o.get(n) == "ok" for n in run)
             counts[engine] = passed
             totals[engine][0] += passed
-            totals[engine][1] += len(names)
-        rows.append((test, len(names), counts["libhegel"], counts["geist"]))
+            totals[engine][1] += len(run)
+        totals["ignored"] = totals.get("ignored", 0) + len(ignored)
+        rows.append((test, len(run), len(ignored), counts["libhegel"], counts["geist"]))
         regressions += [f"{test}::{n}" for n in names
                         if lib.get(n) == "ok" and geist.get(n) != "ok"]
-    print("\n| test file | tests | pass on libhegel | pass on geist |")
-    print("|---|---:|---:|---:|")
-    for test, n, lib_passed, geist_passed in rows:
-        print(f"| {test} | {n} | {lib_passed} | {geist_passed} |")
+    print("\n| test file | tests run | ignored | pass on libhegel | pass on geist |")
+    print("|---|---:|---:|---:|---:|")
+    for test, n, ignored, lib_passed, geist_passed in rows:
+        print(f"| {test} | {n} | {ignored} | {lib_passed} | {geist_passed} |")
     print(f"| **total ({len(rows)} files)** | {totals['geist'][1]} | "
-          f"{totals['libhegel'][0]} | {totals['geist'][0]} |")
+          f"{totals.get('ignored', 0)} | {totals['libhegel'][0]} | {totals['geist'][0]} |")
     times = Path(results) / "times.txt"
     if times.exists():
         spent = {"libhegel": 0, "geist": 0}

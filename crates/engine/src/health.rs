@@ -219,7 +219,13 @@ pub(crate) struct HealthMonitor {
     /// Generation time reported for the test cases run before the tenth
     /// valid one (the `too_slow` window: more than a second fails it).
     early_draw_seconds: f64,
+    /// The `too_slow` budget for that window, in seconds.
+    too_slow_seconds: f64,
 }
+
+/// The default `too_slow` budget: seconds of generation before the tenth
+/// valid test case.
+pub const TOO_SLOW_SECONDS: f64 = 1.0;
 
 /// The run's counts after a generated test case.
 #[derive(Clone, Copy, Debug)]
@@ -234,12 +240,17 @@ pub(crate) struct Counts {
 }
 
 impl HealthMonitor {
-    pub(crate) fn new(suppressed: &[HealthCheck], max_choices: usize) -> HealthMonitor {
+    pub(crate) fn new(
+        suppressed: &[HealthCheck],
+        max_choices: usize,
+        too_slow_seconds: f64,
+    ) -> HealthMonitor {
         HealthMonitor {
             suppressed: suppressed.to_vec(),
             max_choices,
             overruns: 0,
             early_draw_seconds: 0.0,
+            too_slow_seconds,
         }
     }
 
@@ -281,7 +292,7 @@ impl HealthMonitor {
         // so neither is the time of any test case after it).
         if counts.valid < 10 {
             self.early_draw_seconds += data.draw_seconds;
-            if self.early_draw_seconds > 1.0 {
+            if self.early_draw_seconds > self.too_slow_seconds {
                 let failure = self.unless_suppressed(HealthCheckFailure::TooSlow {
                     valid: counts.valid,
                     invalid: counts.invalid,
@@ -396,14 +407,14 @@ mod tests {
     #[test]
     fn suppressed_checks_do_not_fail() {
         let data = TestData::replaying(Vec::new(), 8);
-        let mut monitor = HealthMonitor::new(&[HealthCheck::FilterTooMuch], 8);
+        let mut monitor = HealthMonitor::new(&[HealthCheck::FilterTooMuch], 8, TOO_SLOW_SECONDS);
         let counts = Counts {
             valid: 0,
             invalid: 60,
             small_overruns: 0,
         };
         assert_eq!(monitor.after_generated(&data, false, counts), None);
-        let mut monitor = HealthMonitor::new(&[], 8);
+        let mut monitor = HealthMonitor::new(&[], 8, TOO_SLOW_SECONDS);
         assert!(matches!(
             monitor.after_generated(&data, false, counts),
             Some(HealthCheckFailure::FilterTooMuch { .. })

@@ -1,25 +1,46 @@
 //! Variable pools: the values a stateful test has made so far, for rules that
-//! act on one of them.
+//! act on one of them. One implementation serves geist-server's protocol
+//! (`new_pool`, `pool_add`, `pool_generate`, `pool_consume`) and libhegel's
+//! C ABI (`hegel_new_pool`, `hegel_pool_add`, `hegel_pool_generate`,
+//! `hegel_pool_restore`).
 //!
 //! A pool holds variable ids; the caller keeps its own map from id to value.
-//! [`Pool::add`] hands out a fresh id, [`Pool::draw`] lets the engine choose
-//! (and shrink) which live variable a rule uses, optionally consuming it, and
-//! [`Pool::restore`] puts a consumed variable back when the value drawn with
-//! it is thrown away unused. Drawing from an empty pool rejects the test case,
-//! as a failed assumption does.
+//! Both the ids and the draws are recorded *by value*, so that shrinking is
+//! stable:
+//!
+//! - [`Pool::add`] draws a fresh id, a choice in a small window above the
+//!   ids in use (one that collides, as a replay after shrinking may, becomes
+//!   the smallest unused id). Deleting an earlier addition never renumbers
+//!   the later ones.
+//! - [`Pool::draw`] draws the id itself within the live ids' range, and the
+//!   live variable nearest the drawn value is the one used: a draw keeps
+//!   meaning the same variable when the steps around it are deleted. It
+//!   shrinks toward the oldest (lowest) id; with `consume` the variable
+//!   leaves the pool.
+//! - [`Pool::restore`] puts a consumed variable back when the value drawn
+//!   with it is thrown away unused (a filter that rejected it, a rule that
+//!   was rejected).
+//!
+//! Drawing from an empty pool rejects the test case, as a failed assumption
+//! does; a caller that reports that differently checks [`Pool::is_empty`]
+//! first.
 
 use crate::choice::IntegerConstraints;
 use crate::data::{StopTest, TestData, labels};
+use std::collections::BTreeSet;
 
-/// The id of one variable in a [`Pool`] (the first is 1).
+/// The id of one variable in a [`Pool`].
 pub type VariableId = i64;
 
 /// The variables of one pool in one test case.
 #[derive(Clone, Debug, Default)]
 pub struct Pool {
-    last_id: VariableId,
-    live: Vec<VariableId>,
-    consumed: Vec<VariableId>,
+    /// Every variable added, in order.
+    variables: Vec<VariableId>,
+    /// The ids handed out (the same as `variables`, for lookups).
+    ids: BTreeSet<VariableId>,
+    /// The consumed ones.
+    consumed: BTreeSet<VariableId>,
 }
 
 /// Why a pool operation was refused.
@@ -36,66 +57,85 @@ impl Pool {
         Pool::default()
     }
 
-    /// A fresh variable id, live from now on.
-    pub fn add(&mut self) -> VariableId {
-        self.last_id += 1;
-        self.live.push(self.last_id);
-        self.last_id
+    /// Draws a fresh variable id, live from now on.
+    pub fn add(&mut self, data: &mut TestData) -> Result<VariableId, StopTest> {
+        data.start_span(labels::POOL_VARIABLE);
+        let top = self
+            .ids
+            .iter()
+            .next_back()
+            .map_or(1, |m| m.saturating_add(2));
+        let drawn = data.draw_integer(IntegerConstraints::bounded(0, i128::from(top)));
+        data.stop_span(false);
+        let drawn = drawn? as VariableId;
+        let id = if self.ids.contains(&drawn) {
+            (0..)
+                .find(|i| !self.ids.contains(i))
+                .unwrap_or(top.saturating_add(1))
+        } else {
+            drawn
+        };
+        self.ids.insert(id);
+        self.variables.push(id);
+        Ok(id)
     }
 
     /// The live variables, oldest first.
-    pub fn live(&self) -> &[VariableId] {
-        &self.live
+    pub fn live(&self) -> Vec<VariableId> {
+        self.variables
+            .iter()
+            .copied()
+            .filter(|v| !self.consumed.contains(v))
+            .collect()
+    }
+
+    /// Whether no variable is live.
+    pub fn is_empty(&self) -> bool {
+        self.variables.len() == self.consumed.len()
     }
 
     /// Lets the engine choose a live variable; with `consume` it leaves the
     /// pool. An empty pool rejects the test case.
-    ///
-    /// The choice is an index that shrinks toward the newest variable: a
-    /// problem found late in a sequence shrinks without the earlier steps
-    /// that only padded the pool.
     pub fn draw(&mut self, data: &mut TestData, consume: bool) -> Result<VariableId, StopTest> {
-        if self.live.is_empty() {
+        let live = self.live();
+        let (Some(lo), Some(hi)) = (live.iter().min(), live.iter().max()) else {
             return Err(data.reject());
-        }
-        let newest = self.live.len() as i128 - 1;
+        };
         data.start_span(labels::POOL_VARIABLE);
-        let index = data.draw_integer(IntegerConstraints {
-            min: Some(0),
-            max: Some(newest),
-            shrink_towards: newest,
-        })?;
+        let drawn = data.draw_integer(IntegerConstraints::bounded(
+            i128::from(*lo),
+            i128::from(*hi),
+        ));
         data.stop_span(false);
-        let index = index as usize;
-        let variable = self.live[index];
+        let drawn = drawn? as VariableId;
+        // The recorded id, or the live variable nearest it.
+        let id = live
+            .iter()
+            .copied()
+            .min_by_key(|v| (v.abs_diff(drawn), *v))
+            .unwrap_or(drawn);
         if consume {
-            self.live.remove(index);
-            self.consumed.push(variable);
+            self.consumed.insert(id);
         }
-        Ok(variable)
+        Ok(id)
     }
 
     /// Removes `variable` from the live ones (unknown ids are ignored: the
     /// protocol's `pool_consume` has no error for them).
     pub fn consume(&mut self, variable: VariableId) {
-        if let Some(index) = self.live.iter().position(|v| *v == variable) {
-            self.live.remove(index);
-            self.consumed.push(variable);
+        if self.ids.contains(&variable) {
+            self.consumed.insert(variable);
         }
     }
 
     /// Puts back a variable that a consuming draw (or [`Pool::consume`])
     /// removed, in its original place among the live ones.
     pub fn restore(&mut self, variable: VariableId) -> Result<(), PoolError> {
-        let index = self
-            .consumed
-            .iter()
-            .position(|v| *v == variable)
-            .ok_or(PoolError::NotConsumed(variable))?;
-        self.consumed.swap_remove(index);
-        let at = self.live.partition_point(|v| *v < variable);
-        self.live.insert(at, variable);
-        Ok(())
+        if self.consumed.remove(&variable) {
+            Ok(())
+        } else {
+            Err(PoolError::NotConsumed(variable))
+        }
     }
 }
 
@@ -110,26 +150,30 @@ mod tests {
 
     #[test]
     fn ids_are_fresh_and_draws_pick_live_ones() {
-        let mut pool = Pool::new();
-        let mut data = generating(1);
-        let ids: Vec<_> = (0..4).map(|_| pool.add()).collect();
-        assert_eq!(ids, [1, 2, 3, 4]);
-        for _ in 0..50 {
-            let v = pool.draw(&mut data, false).unwrap();
-            assert!(ids.contains(&v));
+        for seed in 0..50 {
+            let mut pool = Pool::new();
+            let mut data = generating(seed);
+            let ids: Vec<_> = (0..6).map(|_| pool.add(&mut data).unwrap()).collect();
+            let distinct: BTreeSet<_> = ids.iter().collect();
+            assert_eq!(distinct.len(), 6, "seed {seed}: {ids:?}");
+            for _ in 0..50 {
+                let v = pool.draw(&mut data, false).unwrap();
+                assert!(ids.contains(&v));
+            }
+            assert_eq!(pool.live(), ids);
         }
-        assert_eq!(pool.live(), &[1, 2, 3, 4]);
     }
 
     #[test]
     fn consuming_draws_empty_the_pool_then_reject() {
         let mut pool = Pool::new();
         let mut data = generating(2);
-        pool.add();
-        pool.add();
+        pool.add(&mut data).unwrap();
+        pool.add(&mut data).unwrap();
         let a = pool.draw(&mut data, true).unwrap();
         let b = pool.draw(&mut data, true).unwrap();
         assert_ne!(a, b);
+        assert!(pool.is_empty());
         assert_eq!(pool.draw(&mut data, true), Err(StopTest));
         assert_eq!(data.status, Some(crate::Status::Invalid));
     }
@@ -137,25 +181,54 @@ mod tests {
     #[test]
     fn restore_puts_back_in_order_and_refuses_live_or_unknown_ids() {
         let mut pool = Pool::new();
-        for _ in 0..3 {
-            pool.add();
-        }
-        pool.consume(2);
-        assert_eq!(pool.live(), &[1, 3]);
-        assert_eq!(pool.restore(1), Err(PoolError::NotConsumed(1)));
+        let mut data = TestData::replaying(Vec::new(), 100);
+        let ids: Vec<_> = (0..3).map(|_| pool.add(&mut data).unwrap()).collect();
+        // The simplest ids are the smallest unused ones.
+        assert_eq!(ids, [0, 1, 2]);
+        pool.consume(1);
+        pool.consume(7);
+        assert_eq!(pool.live(), &[0, 2]);
+        assert_eq!(pool.restore(0), Err(PoolError::NotConsumed(0)));
         assert_eq!(pool.restore(9), Err(PoolError::NotConsumed(9)));
-        pool.restore(2).unwrap();
-        assert_eq!(pool.live(), &[1, 2, 3]);
-        assert_eq!(pool.restore(2), Err(PoolError::NotConsumed(2)));
+        pool.restore(1).unwrap();
+        assert_eq!(pool.live(), &[0, 1, 2]);
+        assert_eq!(pool.restore(1), Err(PoolError::NotConsumed(1)));
     }
 
     #[test]
-    fn the_simplest_draw_is_the_newest_variable() {
+    fn the_simplest_draw_is_the_oldest_live_variable() {
         let mut pool = Pool::new();
-        for _ in 0..5 {
-            pool.add();
-        }
+        let mut data = generating(5);
+        let ids: Vec<_> = (0..5).map(|_| pool.add(&mut data).unwrap()).collect();
+        let oldest_live = *ids.iter().min().unwrap();
         let mut data = TestData::replaying(Vec::new(), 1000);
-        assert_eq!(pool.draw(&mut data, false), Ok(5));
+        assert_eq!(pool.draw(&mut data, false), Ok(oldest_live));
+    }
+
+    #[test]
+    fn a_draw_keeps_its_variable_when_an_earlier_addition_is_deleted() {
+        let mut checked = 0;
+        for seed in 0..200 {
+            // Adds a, b, c and draws once: four choices.
+            let mut data = generating(seed);
+            let mut pool = Pool::new();
+            let ids: Vec<_> = (0..3).map(|_| pool.add(&mut data).unwrap()).collect();
+            let drawn = pool.draw(&mut data, false).unwrap();
+            let choices = data.choices();
+            assert_eq!(choices.len(), 4);
+            // The same test case without the first addition.
+            let mut shorter = TestData::replaying(choices[1..].to_vec(), 100);
+            let mut pool = Pool::new();
+            let kept = [
+                pool.add(&mut shorter).unwrap(),
+                pool.add(&mut shorter).unwrap(),
+            ];
+            if drawn == ids[0] || kept != [ids[1], ids[2]] {
+                continue;
+            }
+            checked += 1;
+            assert_eq!(pool.draw(&mut shorter, false), Ok(drawn), "seed {seed}");
+        }
+        assert!(checked >= 5, "{checked} seeds checked");
     }
 }

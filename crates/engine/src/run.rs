@@ -61,6 +61,10 @@ pub struct RunSettings {
     pub max_choices: usize,
     /// Most test cases to spend shrinking each failure.
     pub max_shrink_calls: usize,
+    /// The `too_slow` health check's budget: seconds of generation (as
+    /// the test function reports it in `TestData::draw_seconds`) before
+    /// the tenth valid test case.
+    pub too_slow_seconds: f64,
 }
 
 impl Default for RunSettings {
@@ -73,6 +77,7 @@ impl Default for RunSettings {
             suppress_health_checks: Vec::new(),
             max_choices: DEFAULT_MAX_CHOICES,
             max_shrink_calls: 5_000,
+            too_slow_seconds: crate::health::TOO_SLOW_SECONDS,
         }
     }
 }
@@ -263,7 +268,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             small_phase: true,
             small_overruns: 0,
             small_overruns_in_a_row: 0,
-            health: HealthMonitor::new(&settings.suppress_health_checks, settings.max_choices),
+            health: HealthMonitor::new(
+                &settings.suppress_health_checks,
+                settings.max_choices,
+                settings.too_slow_seconds,
+            ),
         }
     }
 

@@ -2,34 +2,71 @@
 //!
 //! A stateful test registers its rules (each in a concurrency group, with a
 //! weight) and invariants; the engine draws every decision from the choice
-//! sequence, so the sequence of steps shrinks like any other choices:
+//! sequence, so the sequence of steps shrinks like any other choices. One
+//! implementation serves every frontend: geist-server's protocol 0.16
+//! (`new_state_machine`, `state_machine_next_rule`: [`StateMachine::new`]
+//! and [`StateMachine::pick_rule`]) and libhegel's C ABI
+//! (`hegel_new_state_machine` and the `hegel_state_machine_*` calls:
+//! [`StateMachine::with_spec`], [`StateMachine::next_group`],
+//! [`StateMachine::next_rule`], [`StateMachine::rule_rejected`],
+//! [`StateMachine::should_check_invariant`]).
 //!
-//! - at creation, the concurrency level (how many workers pull rules;
-//!   weighted toward the maximum, since concurrency bugs need concurrency)
-//!   and each worker's swarm subset: a disable probability drawn for the
-//!   subset (anywhere from 0 to 254/255, as Hypothesis's feature flags draw
-//!   it), then each rule disabled with it, keeping at least one per group,
-//!   so rules that mask each other's bugs are sometimes apart and a subset
-//!   of one rule often runs long stretches of it;
-//! - per round ([`StateMachine::next_group`]), whether to go on (at least
-//!   one round, at most `step_count`) and which group's rules run;
-//! - per pull ([`StateMachine::next_rule`]), which of the worker's enabled
-//!   rules of that group runs, in proportion to their weights;
-//! - per join point, whether a sampled invariant is checked
+//! - At creation, the concurrency level (how many workers pull rules: the
+//!   maximum outright with probability 3/4, since concurrency bugs need
+//!   concurrency, else drawn in the bounds) and per worker the disable
+//!   probability of its swarm subset (a draw of 0 to 254, over 255, as
+//!   Hypothesis's feature flags draw it).
+//! - The swarm subset itself is decided lazily, as Hypothesis's feature flags
+//!   are: the first time a worker's selection lands on a rule, one boolean
+//!   says whether that rule is disabled for the worker, and the answer holds
+//!   for the rest of the test case. The last rule of a group that could
+//!   still be enabled is forced on, so every group keeps at least one rule;
+//!   rules that mask each other's bugs are sometimes apart, and a subset of
+//!   one rule often runs long stretches of it.
+//! - Per round ([`StateMachine::next_group`]), whether to go on (at least
+//!   one round; at most `step_count` counted ones; the stop side exists so
+//!   that the shrinker can truncate, so most test cases run the full count)
+//!   and which group's rules run. Rounds whose rule was rejected do not
+//!   count at concurrency 1, but attempts are capped (ten per step, and at
+//!   least a thousand while nothing succeeded), so a machine whose rules
+//!   always reject still ends.
+//! - Per pull ([`StateMachine::next_rule`]), whether the worker runs another
+//!   rule this round (one at concurrency 1; up to five otherwise) and which
+//!   of its enabled rules of the round's group, in proportion to the
+//!   weights.
+//! - Per join point, whether a sampled invariant is checked
 //!   ([`StateMachine::should_check_invariant`]).
 //!
-//! The simplest choices keep every rule, run one round and pick the first
-//! rule, so shrinking re-enables rules and shortens the program. Protocol
-//! 0.16's state machines (the client counts the steps) use
-//! [`StateMachine::pick_rule`] alone.
+//! The simplest choices keep every rule and pick the first, so shrinking
+//! re-enables rules and moves steps toward the first rule.
 
 use crate::choice::IntegerConstraints;
-use crate::data::{StopTest, TestData, labels};
+use crate::data::{StopTest, TestData};
 use std::num::NonZeroUsize;
 
 /// The largest draw of the per-subset disable probability, which is that
 /// draw over 255 (as Hypothesis's feature flags draw it).
 const SWARM_DISABLE_STEPS: i128 = 254;
+/// Probability of another round when the machine is free to choose: the
+/// stop side exists so the shrinker can truncate, not to set the length
+/// (the step count does that).
+const P_CONTINUE: f64 = 1.0 - 1.0 / 4_294_967_296.0;
+/// Attempts allowed per successful unit of work (rounds, and rules per round).
+const ATTEMPT_MULTIPLIER: u64 = 10;
+/// Round attempts allowed while no round has counted.
+const MIN_ATTEMPTS_WITHOUT_SUCCESS: u64 = 1000;
+/// Most rules one worker completes in a round at concurrency above 1.
+const MAX_ROUND_RULES: u64 = 5;
+/// Probability the concurrency level is the maximum outright.
+const P_MAX_CONCURRENCY: f64 = 0.75;
+/// The resolution of a weighted choice among rules of unequal weights.
+const WEIGHT_SCALE: i128 = 1 << 24;
+/// Weighted tries at a rule before the selection falls back to the rules
+/// known to be enabled.
+const SELECTION_TRIES: usize = 3;
+/// The step count of protocol 0.16's machines (the client counts steps, so
+/// it only sets how often sampled invariants would be checked).
+const SEQUENTIAL_STEP_COUNT: i64 = 50;
 
 /// The group id [`StateMachine::next_group`] and [`StateMachine::next_rule`]
 /// use for "done" in the C ABI; no group may have it.
@@ -50,7 +87,7 @@ pub enum StateMachineError {
         weights: usize,
     },
     /// A rule's group is the reserved "done" value.
-    #[error("rule {0} has the reserved group id {DONE}")]
+    #[error("rule {0}'s group is {DONE}, the value that says the machine is done")]
     ReservedGroup(usize),
     /// A weight that is not finite and positive.
     #[error("rule {rule} has weight {weight}; weights must be finite and positive")]
@@ -61,7 +98,7 @@ pub enum StateMachineError {
         weight: f64,
     },
     /// Concurrency bounds that are not `1 <= min <= max`.
-    #[error("concurrency bounds [{min}, {max}] are not 1 <= min <= max")]
+    #[error("concurrency bounds must satisfy 1 <= min <= max, got [{min}, {max}]")]
     BadConcurrency {
         /// The lower bound.
         min: i64,
@@ -72,18 +109,21 @@ pub enum StateMachineError {
     #[error("step_count must be at least 1, got {0}")]
     BadStepCount(i64),
     /// A worker index outside `0..concurrency`.
-    #[error("worker {worker} is not in 0..{concurrency}")]
+    #[error("worker index must be in [0, {concurrency}), got {worker}")]
     BadWorker {
         /// The index given.
         worker: i64,
         /// The machine's concurrency.
         concurrency: usize,
     },
+    /// A rule was asked for before the first round began.
+    #[error("a rule was requested before the first round began (call next_group first)")]
+    NoRound,
     /// `rule_rejected` for a worker with no rule outstanding.
-    #[error("worker {0} has no outstanding rule to reject")]
+    #[error("worker {0} has no outstanding rule to reject this round")]
     NoOutstandingRule(usize),
     /// An invariant index outside the registered ones.
-    #[error("invariant {index} is not in 0..{count}")]
+    #[error("invariant index must be in [0, {count}), got {index}")]
     BadInvariant {
         /// The index given.
         index: i64,
@@ -101,8 +141,8 @@ pub struct StateMachineSpec {
     rule_weights: Option<Vec<f64>>,
     /// Per invariant: checked at every join point (else sampled).
     invariant_always: Vec<bool>,
-    min_concurrency: usize,
-    max_concurrency: usize,
+    min_concurrency: u64,
+    max_concurrency: u64,
     step_count: u64,
 }
 
@@ -116,11 +156,14 @@ impl StateMachineSpec {
             invariant_always: Vec::new(),
             min_concurrency: 1,
             max_concurrency: 1,
-            step_count: 50,
+            step_count: SEQUENTIAL_STEP_COUNT as u64,
         }
     }
 
-    /// A machine as the C ABI's `hegel_new_state_machine` describes it.
+    /// A machine as the C ABI's `hegel_new_state_machine` describes it:
+    /// each rule's group and (optionally) weight, per invariant whether it
+    /// is checked at every join point, the concurrency bounds and the step
+    /// count.
     pub fn new(
         rule_groups: Vec<i64>,
         rule_weights: Option<Vec<f64>>,
@@ -165,24 +208,71 @@ impl StateMachineSpec {
             rule_groups,
             rule_weights,
             invariant_always,
-            min_concurrency: usize::try_from(min).unwrap_or(usize::MAX),
-            max_concurrency: usize::try_from(max).unwrap_or(usize::MAX),
+            min_concurrency: min as u64,
+            max_concurrency: max as u64,
             step_count: step_count as u64,
         })
+    }
+
+    fn weight(&self, rule: usize) -> f64 {
+        self.rule_weights.as_ref().map_or(1.0, |w| w[rule])
+    }
+}
+
+/// A worker's swarm subset, decided rule by rule as selections reach them.
+#[derive(Clone, Debug)]
+struct Swarm {
+    /// The probability that a rule is disabled, drawn at creation.
+    p_disabled: f64,
+    /// Per rule: decided disabled (`Some(true)`), enabled, or not yet.
+    disabled: Vec<Option<bool>>,
+    /// Per group: the rules that could still be its last enabled one (empty
+    /// once one of its rules is enabled).
+    last_chance: Vec<Vec<usize>>,
+}
+
+impl Swarm {
+    /// Whether `rule` (of `group`) is enabled: drawn the first time, the
+    /// same choice (forced) every later time, forced on for a group's last
+    /// candidate.
+    fn is_enabled(
+        &mut self,
+        data: &mut TestData,
+        group: usize,
+        rule: usize,
+    ) -> Result<bool, StopTest> {
+        let candidates = &self.last_chance[group];
+        let forced = if candidates.len() == 1 && candidates[0] == rule {
+            Some(false)
+        } else {
+            self.disabled[rule]
+        };
+        let disabled = match forced {
+            Some(v) => data.force_boolean(self.p_disabled, v)?,
+            None => data.draw_boolean(self.p_disabled)?,
+        };
+        self.disabled[rule] = Some(disabled);
+        if disabled {
+            self.last_chance[group].retain(|r| *r != rule);
+        } else {
+            self.last_chance[group].clear();
+        }
+        Ok(!disabled)
     }
 }
 
 /// One worker's view: its swarm subset and its place in the current round.
 #[derive(Clone, Debug)]
 struct Worker {
-    /// Whether each rule is enabled for this worker.
-    enabled: Vec<bool>,
-    /// Rules pulled (and not rejected) in the current round.
-    pulled: u64,
-    /// Whether this worker's round budget is spent.
-    round_over: bool,
-    /// The rule last handed out and not yet superseded or rejected.
-    outstanding: Option<usize>,
+    swarm: Swarm,
+    /// Rules handed out this round, rejected ones included.
+    drawn: u64,
+    /// Rules rejected this round.
+    rejected: u64,
+    /// Whether the rule last handed out may still be rejected.
+    outstanding: bool,
+    /// Whether the last rule was rejected (the next pull retries its slot).
+    retrying: bool,
 }
 
 /// One state machine in one test case.
@@ -190,75 +280,76 @@ struct Worker {
 pub struct StateMachine {
     spec: StateMachineSpec,
     /// Distinct group ids, in order of first appearance.
-    groups: Vec<i64>,
-    /// Each rule's index into `groups`.
-    rule_group: Vec<usize>,
+    group_ids: Vec<i64>,
+    /// Each group's rules, in registration order.
+    groups: Vec<Vec<usize>>,
     workers: Vec<Worker>,
     /// The group of the current round.
     current_group: usize,
     /// Rounds begun so far.
-    rounds: u64,
-    /// Whether the current round had a rule rejected (at concurrency 1 it
-    /// then does not count toward the budget).
-    round_rejected: bool,
-    /// Whether `next_group` said done.
-    finished: bool,
+    rounds_started: u64,
+    /// Rounds that had a rule rejected at concurrency 1 (they do not count).
+    rounds_rejected: u64,
 }
 
 impl StateMachine {
-    /// A state machine of `rules` equal rules in one group, one worker:
-    /// draws the swarm subset (protocol 0.16's `new_state_machine`).
+    /// A state machine of `rules` equal rules in one group, one worker
+    /// (protocol 0.16's `new_state_machine`).
     pub fn new(data: &mut TestData, rules: NonZeroUsize) -> Result<StateMachine, StopTest> {
         StateMachine::with_spec(data, StateMachineSpec::sequential(rules))
     }
 
     /// A state machine of `spec`: draws the concurrency level and each
-    /// worker's swarm subset.
+    /// worker's swarm disable probability.
     pub fn with_spec(
         data: &mut TestData,
         spec: StateMachineSpec,
     ) -> Result<StateMachine, StopTest> {
-        let mut groups: Vec<i64> = Vec::new();
-        let rule_group = spec
-            .rule_groups
-            .iter()
-            .map(|g| match groups.iter().position(|x| x == g) {
-                Some(i) => i,
+        let mut group_ids: Vec<i64> = Vec::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (rule, id) in spec.rule_groups.iter().enumerate() {
+            let group = match group_ids.iter().position(|g| g == id) {
+                Some(g) => g,
                 None => {
-                    groups.push(*g);
+                    group_ids.push(*id);
+                    groups.push(Vec::new());
                     groups.len() - 1
                 }
-            })
-            .collect::<Vec<_>>();
-        let concurrency = if spec.min_concurrency == spec.max_concurrency {
-            spec.min_concurrency
+            };
+            groups[group].push(rule);
+        }
+        let (min, max) = (spec.min_concurrency, spec.max_concurrency);
+        let concurrency = if min == max || data.draw_boolean(P_MAX_CONCURRENCY)? {
+            max
         } else {
-            // The simplest choice is the most workers.
-            let (min, max) = (spec.min_concurrency as i128, spec.max_concurrency as i128);
-            data.draw_integer(IntegerConstraints {
-                min: Some(min),
-                max: Some(max),
-                shrink_towards: max,
-            })? as usize
+            data.draw_integer(IntegerConstraints::bounded(
+                i128::from(min),
+                i128::from(max),
+            ))? as u64
         };
-        let mut workers = Vec::with_capacity(concurrency.min(1 << 16));
+        let mut workers = Vec::new();
         for _ in 0..concurrency {
+            let steps = data.draw_integer(IntegerConstraints::bounded(0, SWARM_DISABLE_STEPS))?;
             workers.push(Worker {
-                enabled: swarm_subset(data, &rule_group, groups.len())?,
-                pulled: 0,
-                round_over: false,
-                outstanding: None,
+                swarm: Swarm {
+                    p_disabled: steps as f64 / 255.0,
+                    disabled: vec![None; spec.rule_groups.len()],
+                    last_chance: groups.clone(),
+                },
+                drawn: 0,
+                rejected: 0,
+                outstanding: false,
+                retrying: false,
             });
         }
         Ok(StateMachine {
             spec,
+            group_ids,
             groups,
-            rule_group,
             workers,
             current_group: 0,
-            rounds: 0,
-            round_rejected: false,
-            finished: false,
+            rounds_started: 0,
+            rounds_rejected: 0,
         })
     }
 
@@ -267,17 +358,24 @@ impl StateMachine {
         self.workers.len()
     }
 
-    /// The rules worker 0 has enabled, by index, in ascending order.
+    /// The rules worker 0's swarm has decided to enable so far, by index,
+    /// in ascending order (a rule not yet reached is in none of the lists).
     pub fn enabled_rules(&self) -> Vec<usize> {
-        self.enabled_in(0, None)
+        self.decided(0, false)
     }
 
-    fn enabled_in(&self, worker: usize, group: Option<usize>) -> Vec<usize> {
+    /// The rules worker 0's swarm has decided to disable so far.
+    pub fn disabled_rules(&self) -> Vec<usize> {
+        self.decided(0, true)
+    }
+
+    fn decided(&self, worker: usize, disabled: bool) -> Vec<usize> {
         self.workers[worker]
-            .enabled
+            .swarm
+            .disabled
             .iter()
             .enumerate()
-            .filter(|(rule, on)| **on && group.is_none_or(|g| self.rule_group[*rule] == g))
+            .filter(|(_, d)| **d == Some(disabled))
             .map(|(rule, _)| rule)
             .collect()
     }
@@ -294,91 +392,103 @@ impl StateMachine {
 
     /// Starts the next round: `Some(group id)` if the machine goes on,
     /// `None` when it is done. Every test case runs at least one round and
-    /// at most `step_count` counted ones.
+    /// at most `step_count` counted ones, within the attempt cap.
     pub fn next_group(&mut self, data: &mut TestData) -> Result<Option<i64>, StopTest> {
-        if self.finished {
-            return Ok(None);
-        }
-        if self.round_rejected && self.workers.len() == 1 {
-            self.rounds -= 1;
-        }
-        let p_continue = 1.0 - 1.0 / self.spec.step_count as f64;
-        let go_on = if self.rounds == 0 {
-            data.force_boolean(p_continue, true)?
-        } else if self.rounds >= self.spec.step_count {
-            data.force_boolean(p_continue, false)?
+        let step_count = self.spec.step_count;
+        let counted = self.rounds_started - self.rounds_rejected;
+        let cap = if counted == 0 {
+            step_count
+                .saturating_mul(ATTEMPT_MULTIPLIER)
+                .max(MIN_ATTEMPTS_WITHOUT_SUCCESS)
         } else {
-            data.draw_boolean(p_continue)?
+            step_count.saturating_mul(ATTEMPT_MULTIPLIER)
         };
-        if !go_on {
-            self.finished = true;
+        let more = if counted >= step_count || self.rounds_started >= cap {
+            data.force_boolean(P_CONTINUE, false)?
+        } else if self.rounds_started == 0 {
+            data.force_boolean(P_CONTINUE, true)?
+        } else {
+            data.draw_boolean(P_CONTINUE)?
+        };
+        if !more {
             return Ok(None);
         }
-        self.rounds += 1;
-        self.round_rejected = false;
-        self.current_group = if self.groups.len() > 1 {
+        let group = if self.groups.len() == 1 {
+            0
+        } else {
             data.draw_integer(IntegerConstraints::bounded(
                 0,
                 self.groups.len() as i128 - 1,
             ))? as usize
-        } else {
-            0
         };
         for worker in &mut self.workers {
-            worker.pulled = 0;
-            worker.round_over = false;
-            worker.outstanding = None;
+            worker.drawn = 0;
+            worker.rejected = 0;
+            worker.outstanding = false;
+            worker.retrying = false;
         }
-        Ok(Some(self.groups[self.current_group]))
+        self.current_group = group;
+        self.rounds_started += 1;
+        Ok(Some(self.group_ids[group]))
     }
 
-    /// The rule `worker` runs next this round, or `None` when its round
-    /// budget is spent (one rule at concurrency 1; at higher concurrency a
-    /// drawn number of rules).
+    /// The rule `worker` runs next this round, or `None` when its round is
+    /// over (one rule at concurrency 1; at higher concurrency a drawn
+    /// number, at most five completed and fifty handed out).
     pub fn next_rule(
         &mut self,
         data: &mut TestData,
         worker: i64,
     ) -> Result<Result<Option<usize>, StateMachineError>, StopTest> {
-        let worker = match self.worker(worker) {
+        let w = match self.worker(worker) {
             Ok(w) => w,
             Err(e) => return Ok(Err(e)),
         };
-        let w = &self.workers[worker];
-        if w.round_over || self.finished {
-            return Ok(Ok(None));
+        if self.rounds_started == 0 {
+            return Ok(Err(StateMachineError::NoRound));
         }
-        let another = if w.pulled == 0 {
-            true
-        } else if self.workers.len() == 1 {
-            false
+        let state = &self.workers[w];
+        if self.workers.len() == 1 {
+            if state.drawn >= 1 {
+                return Ok(Ok(None));
+            }
         } else {
-            data.draw_boolean(0.5)?
-        };
-        if !another {
-            let w = &mut self.workers[worker];
-            w.round_over = true;
-            w.outstanding = None;
-            return Ok(Ok(None));
+            let completed = state.drawn - state.rejected;
+            let p = if state.drawn >= MAX_ROUND_RULES * ATTEMPT_MULTIPLIER
+                || completed >= MAX_ROUND_RULES
+            {
+                0.0
+            } else if state.retrying {
+                1.0
+            } else {
+                (MAX_ROUND_RULES - completed) as f64 / (MAX_ROUND_RULES - completed + 1) as f64
+            };
+            if !data.draw_boolean(p)? {
+                return Ok(Ok(None));
+            }
         }
-        let rule = self.choose(data, worker, Some(self.current_group))?;
-        let w = &mut self.workers[worker];
-        w.pulled += 1;
-        w.outstanding = Some(rule);
+        let rule = self.select(data, w, self.current_group)?;
+        let state = &mut self.workers[w];
+        state.drawn += 1;
+        state.outstanding = true;
+        state.retrying = false;
         Ok(Ok(Some(rule)))
     }
 
-    /// The rule last returned to `worker` was rejected (an assumption
-    /// failed): it does not count toward the budget.
+    /// The rule last handed to `worker` was rejected (an assumption
+    /// failed): at concurrency 1 its round does not count toward the steps,
+    /// at higher concurrency its slot is retried.
     pub fn rule_rejected(&mut self, worker: i64) -> Result<(), StateMachineError> {
-        let index = self.worker(worker)?;
-        let w = &mut self.workers[index];
-        if w.outstanding.take().is_none() {
-            return Err(StateMachineError::NoOutstandingRule(index));
+        let w = self.worker(worker)?;
+        let state = &mut self.workers[w];
+        if !state.outstanding {
+            return Err(StateMachineError::NoOutstandingRule(w));
         }
-        w.pulled -= 1;
+        state.outstanding = false;
+        state.rejected += 1;
+        state.retrying = true;
         if self.workers.len() == 1 {
-            self.round_rejected = true;
+            self.rounds_rejected += 1;
         }
         Ok(())
     }
@@ -404,74 +514,82 @@ impl StateMachine {
         Ok(Ok(data.draw_boolean(1.0 / self.spec.step_count as f64)?))
     }
 
-    /// One of worker 0's enabled rules, whatever the round (protocol 0.16:
-    /// the client counts the steps). The simplest is the first enabled rule.
-    pub fn pick_rule(&self, data: &mut TestData) -> Result<usize, StopTest> {
-        self.choose(data, 0, None)
+    /// One of worker 0's enabled rules of the current round's group (every
+    /// rule, for a machine of one group, as protocol 0.16's are), whatever
+    /// the round: protocol 0.16's client counts the steps itself. The
+    /// simplest is the first rule.
+    pub fn pick_rule(&mut self, data: &mut TestData) -> Result<usize, StopTest> {
+        self.select(data, 0, self.current_group)
     }
 
-    /// A rule of `group` (any, if `None`) among `worker`'s enabled ones.
-    fn choose(
-        &self,
+    /// A rule of `group` among `worker`'s enabled ones, in proportion to
+    /// the weights: a few weighted tries (each deciding the swarm status of
+    /// the rule it lands on), then a weighted choice among the rules that
+    /// are enabled, recorded once more as one integer so that shrinking
+    /// sees the rule chosen as a single value.
+    fn select(
+        &mut self,
         data: &mut TestData,
         worker: usize,
-        group: Option<usize>,
+        group: usize,
     ) -> Result<usize, StopTest> {
-        let enabled = self.enabled_in(worker, group);
-        if enabled.len() == 1 {
-            return Ok(enabled[0]);
-        }
-        match &self.spec.rule_weights {
-            None => {
-                let last = enabled.len() as i128 - 1;
-                let choice = data.draw_integer(IntegerConstraints::bounded(0, last))?;
-                Ok(enabled[choice as usize])
-            }
-            Some(weights) => {
-                // One "pass over this rule?" per rule in turn, each with the
-                // probability that the rule is not the one chosen, so rules
-                // come out in proportion to their weights and the simplest
-                // choice takes the first rule.
-                let mut remaining: f64 = enabled.iter().map(|r| weights[*r]).sum();
-                for rule in &enabled[..enabled.len() - 1] {
-                    let p_pass = 1.0 - weights[*rule] / remaining;
-                    if !data.draw_boolean(p_pass)? {
-                        return Ok(*rule);
-                    }
-                    remaining -= weights[*rule];
+        let members = &self.groups[group];
+        let mut weights: Vec<f64> = members.iter().map(|r| self.spec.weight(*r)).collect();
+        let swarm = &mut self.workers[worker].swarm;
+        for _ in 0..SELECTION_TRIES {
+            let k = weighted_index(data, &weights)?;
+            if weights[k] > 0.0 {
+                if swarm.is_enabled(data, group, members[k])? {
+                    return Ok(members[k]);
                 }
-                Ok(enabled[enabled.len() - 1])
+                weights[k] = 0.0;
             }
         }
+        let mut allowed = Vec::new();
+        let mut allowed_weights = Vec::new();
+        for (k, rule) in members.iter().enumerate() {
+            if weights[k] > 0.0 && swarm.is_enabled(data, group, *rule)? {
+                allowed.push(k);
+                allowed_weights.push(weights[k]);
+            }
+        }
+        // A group's last candidate is forced on, so some rule is enabled;
+        // were none, the first rule would run rather than none.
+        let k = match allowed.len() {
+            0 => 0,
+            _ => allowed[weighted_index(data, &allowed_weights)?],
+        };
+        data.force_integer(
+            IntegerConstraints::bounded(0, members.len() as i128 - 1),
+            k as i128,
+        )?;
+        Ok(members[k])
     }
 }
 
-/// A worker's swarm subset: a disable probability drawn for it, then each
-/// rule disabled with that probability (the simplest choices, probability 0
-/// and "keep", keep every rule), at least one rule kept per group (all of a
-/// group's rules come back if none was kept).
-fn swarm_subset(
-    data: &mut TestData,
-    rule_group: &[usize],
-    groups: usize,
-) -> Result<Vec<bool>, StopTest> {
-    data.start_span(labels::TUPLE);
-    let steps = data.draw_integer(IntegerConstraints::bounded(0, SWARM_DISABLE_STEPS))?;
-    let p_disabled = steps as f64 / 255.0;
-    let mut enabled = Vec::with_capacity(rule_group.len());
-    for _ in rule_group {
-        enabled.push(!data.draw_boolean(p_disabled)?);
+/// An index in `[0, weights.len())` drawn with probability proportional to
+/// the weights; index 0 is the simplest.
+fn weighted_index(data: &mut TestData, weights: &[f64]) -> Result<usize, StopTest> {
+    let n = weights.len();
+    if n <= 1 {
+        return Ok(0);
     }
-    data.stop_span(false);
-    for group in 0..groups {
-        let rules = || rule_group.iter().enumerate().filter(|(_, g)| **g == group);
-        if !rules().any(|(rule, _)| enabled[rule]) {
-            for (rule, _) in rules() {
-                enabled[rule] = true;
-            }
+    if weights.iter().all(|w| *w == weights[0]) {
+        return Ok(data.draw_integer(IntegerConstraints::bounded(0, n as i128 - 1))? as usize);
+    }
+    // One integer choice mapped through the cumulative weights: generation
+    // follows the weights and shrinking moves toward the first index.
+    let total: f64 = weights.iter().sum();
+    let u = data.draw_integer(IntegerConstraints::bounded(0, WEIGHT_SCALE - 1))? as f64
+        / WEIGHT_SCALE as f64;
+    let mut cumulative = 0.0;
+    for (i, w) in weights.iter().enumerate() {
+        cumulative += w / total;
+        if u < cumulative {
+            return Ok(i);
         }
     }
-    Ok(enabled)
+    Ok(weights.iter().rposition(|w| *w > 0.0).unwrap_or(n - 1))
 }
 
 #[cfg(test)]
@@ -484,32 +602,75 @@ mod tests {
     }
 
     fn generating(seed: u64) -> TestData {
-        TestData::generating(Vec::new(), Source::from_seed(seed), 5000)
+        TestData::generating(Vec::new(), Source::from_seed(seed), 100_000)
+    }
+
+    fn spec(groups: Vec<i64>, concurrency: (i64, i64), steps: i64) -> StateMachineSpec {
+        StateMachineSpec::new(groups, None, vec![false], concurrency, steps).unwrap()
     }
 
     #[test]
-    fn the_simplest_machine_enables_every_rule_and_runs_the_first() {
+    fn the_simplest_machine_keeps_every_rule_and_runs_the_first_once() {
         let mut data = TestData::replaying(Vec::new(), 100);
-        let machine = StateMachine::new(&mut data, rules(4)).unwrap();
-        assert_eq!(machine.enabled_rules(), vec![0, 1, 2, 3]);
+        let mut machine = StateMachine::new(&mut data, rules(4)).unwrap();
         assert_eq!(machine.pick_rule(&mut data), Ok(0));
+        assert_eq!(machine.enabled_rules(), vec![0]);
+        let mut data = TestData::replaying(Vec::new(), 100);
+        let mut machine = StateMachine::with_spec(&mut data, spec(vec![0, 0], (1, 1), 9)).unwrap();
+        assert_eq!(machine.next_group(&mut data), Ok(Some(0)));
+        assert_eq!(machine.next_rule(&mut data, 0), Ok(Ok(Some(0))));
+        assert_eq!(machine.next_rule(&mut data, 0), Ok(Ok(None)));
+        // The simplest "go on?" is no: the shrinker can cut after any round.
+        assert_eq!(machine.next_group(&mut data), Ok(None));
     }
 
     #[test]
     fn swarm_subsets_vary_and_rules_come_only_from_them() {
         let mut subsets = std::collections::HashSet::new();
+        let mut some_disabled = false;
         for seed in 0..200 {
             let mut data = generating(seed);
-            let machine = StateMachine::new(&mut data, rules(5)).unwrap();
-            assert!(!machine.enabled_rules().is_empty());
-            for _ in 0..20 {
+            let mut machine = StateMachine::new(&mut data, rules(5)).unwrap();
+            let mut picked = std::collections::BTreeSet::new();
+            for _ in 0..30 {
                 let rule = machine.pick_rule(&mut data).unwrap();
-                assert!(machine.enabled_rules().contains(&rule));
+                assert!(rule < 5);
+                assert!(!machine.disabled_rules().contains(&rule), "seed {seed}");
+                picked.insert(rule);
             }
-            subsets.insert(machine.enabled_rules());
+            some_disabled |= !machine.disabled_rules().is_empty();
+            subsets.insert(picked);
         }
         assert!(subsets.len() > 5, "only {} distinct subsets", subsets.len());
+        assert!(some_disabled);
         assert!(subsets.iter().any(|s| s.len() < 5));
+    }
+
+    #[test]
+    fn every_group_keeps_an_enabled_rule() {
+        for seed in 0..300 {
+            let mut data = generating(seed);
+            let groups = vec![1, 1, 1, 2, 2, 3];
+            let mut machine =
+                StateMachine::with_spec(&mut data, spec(groups.clone(), (1, 1), 40)).unwrap();
+            let mut seen = std::collections::HashSet::new();
+            while let Some(group) = machine.next_group(&mut data).unwrap() {
+                let rule = machine.next_rule(&mut data, 0).unwrap().unwrap().unwrap();
+                assert_eq!(
+                    groups[rule], group,
+                    "seed {seed}: a rule of the round's group"
+                );
+                assert!(!machine.disabled_rules().contains(&rule));
+                seen.insert(group);
+            }
+            let disabled = machine.disabled_rules();
+            for g in [1, 2, 3] {
+                let all_off = (0..groups.len())
+                    .filter(|r| groups[*r] == g)
+                    .all(|r| disabled.contains(&r));
+                assert!(!all_off, "seed {seed}: group {g} lost every rule");
+            }
+        }
     }
 
     #[test]
@@ -530,7 +691,15 @@ mod tests {
             Err(StateMachineError::BadWeight { rule: 1, .. })
         ));
         assert!(matches!(
+            spec(vec![0, 0], Some(vec![1.0]), (1, 1), 5),
+            Err(StateMachineError::WeightCount { .. })
+        ));
+        assert!(matches!(
             spec(vec![0], None, (2, 1), 5),
+            Err(StateMachineError::BadConcurrency { .. })
+        ));
+        assert!(matches!(
+            spec(vec![0], None, (0, 1), 5),
             Err(StateMachineError::BadConcurrency { .. })
         ));
         assert_eq!(
@@ -540,11 +709,12 @@ mod tests {
     }
 
     #[test]
-    fn rounds_run_one_rule_each_within_the_step_budget() {
+    fn rounds_run_one_rule_each_and_most_test_cases_run_every_step() {
+        let mut full = 0;
         for seed in 0..50 {
             let mut data = generating(seed);
-            let spec = StateMachineSpec::new(vec![7, 7, 9], None, vec![false], (1, 1), 10).unwrap();
-            let mut machine = StateMachine::with_spec(&mut data, spec).unwrap();
+            let mut machine =
+                StateMachine::with_spec(&mut data, spec(vec![7, 7, 9], (1, 1), 10)).unwrap();
             assert_eq!(machine.concurrency(), 1);
             let mut rounds = 0;
             while let Some(group) = machine.next_group(&mut data).unwrap() {
@@ -559,32 +729,60 @@ mod tests {
                     .unwrap();
             }
             assert!((1..=10).contains(&rounds), "{rounds} rounds");
+            full += usize::from(rounds == 10);
             assert_eq!(machine.next_group(&mut data), Ok(None));
         }
+        assert!(full >= 45, "{full} of 50 ran the full step count");
     }
 
     #[test]
     fn a_rejected_rule_does_not_count_and_needs_an_outstanding_rule() {
-        let mut data = TestData::replaying(Vec::new(), 1000);
-        let spec = StateMachineSpec::new(vec![0], None, vec![], (1, 1), 2).unwrap();
-        let mut machine = StateMachine::with_spec(&mut data, spec).unwrap();
+        let mut data = generating(3);
+        let mut machine = StateMachine::with_spec(&mut data, spec(vec![0], (1, 1), 2)).unwrap();
+        assert_eq!(
+            machine.next_rule(&mut data, 0),
+            Ok(Err(StateMachineError::NoRound))
+        );
         assert_eq!(
             machine.rule_rejected(0),
             Err(StateMachineError::NoOutstandingRule(0))
         );
-        assert!(machine.next_group(&mut data).unwrap().is_some());
-        assert_eq!(machine.next_rule(&mut data, 0).unwrap(), Ok(Some(0)));
-        machine.rule_rejected(0).unwrap();
-        assert_eq!(
-            machine.rule_rejected(0),
-            Err(StateMachineError::NoOutstandingRule(0))
-        );
-        // The rejected rule's slot is retried.
-        assert_eq!(machine.next_rule(&mut data, 0).unwrap(), Ok(Some(0)));
+        let mut rounds = 0;
+        let mut rejected = 0;
+        while machine.next_group(&mut data).unwrap().is_some() {
+            rounds += 1;
+            assert_eq!(machine.next_rule(&mut data, 0).unwrap(), Ok(Some(0)));
+            if rounds <= 3 {
+                machine.rule_rejected(0).unwrap();
+                rejected += 1;
+                assert_eq!(
+                    machine.rule_rejected(0),
+                    Err(StateMachineError::NoOutstandingRule(0))
+                );
+            }
+        }
+        // Two counted rounds, after the three rejected ones.
+        assert_eq!((rounds, rejected), (5, 3));
         assert!(matches!(
-            machine.next_rule(&mut data, 1).unwrap(),
-            Err(StateMachineError::BadWorker { worker: 1, .. })
+            machine.next_rule(&mut data, 1),
+            Ok(Err(StateMachineError::BadWorker { worker: 1, .. }))
         ));
+    }
+
+    #[test]
+    fn a_machine_whose_rules_always_reject_still_ends() {
+        for (steps, cap) in [(1, 1000), (5, 1000), (500, 5000)] {
+            let mut data = generating(steps as u64);
+            let mut machine =
+                StateMachine::with_spec(&mut data, spec(vec![0, 1], (1, 1), steps)).unwrap();
+            let mut rounds = 0;
+            while machine.next_group(&mut data).unwrap().is_some() {
+                rounds += 1;
+                machine.next_rule(&mut data, 0).unwrap().unwrap().unwrap();
+                machine.rule_rejected(0).unwrap();
+            }
+            assert_eq!(rounds, cap, "step_count {steps}");
+        }
     }
 
     #[test]
@@ -592,8 +790,8 @@ mod tests {
         let mut levels = Vec::new();
         for seed in 0..100 {
             let mut data = generating(seed);
-            let spec = StateMachineSpec::new(vec![0, 0, 0], None, vec![], (1, 4), 5).unwrap();
-            let mut machine = StateMachine::with_spec(&mut data, spec).unwrap();
+            let mut machine =
+                StateMachine::with_spec(&mut data, spec(vec![0, 0, 0], (1, 4), 5)).unwrap();
             levels.push(machine.concurrency());
             machine.next_group(&mut data).unwrap();
             for worker in 0..machine.concurrency() {
@@ -606,20 +804,31 @@ mod tests {
                     assert!(rule < 3);
                     pulled += 1;
                 }
-                assert!(pulled >= 1);
+                assert!(pulled <= MAX_ROUND_RULES, "{pulled} rules in a round");
             }
         }
         let at_max = levels.iter().filter(|l| **l == 4).count();
-        assert!(at_max > 20, "{levels:?}");
+        assert!(at_max > 60, "{levels:?}");
+        assert!(levels.iter().any(|l| *l < 4), "{levels:?}");
         assert!(levels.iter().all(|l| (1..=4).contains(l)));
         let mut data = TestData::replaying(Vec::new(), 100);
-        let spec = StateMachineSpec::new(vec![0], None, vec![], (1, 4), 5).unwrap();
-        assert_eq!(
-            StateMachine::with_spec(&mut data, spec)
-                .unwrap()
-                .concurrency(),
-            4
-        );
+        let simplest = StateMachine::with_spec(&mut data, spec(vec![0], (1, 4), 5)).unwrap();
+        // Shrinking moves toward the fewest workers: the simplest failure.
+        assert_eq!(simplest.concurrency(), 1);
+    }
+
+    #[test]
+    fn a_worker_retries_a_rejected_slot_at_higher_concurrency() {
+        let mut data = generating(11);
+        let mut machine = StateMachine::with_spec(&mut data, spec(vec![0, 0], (2, 2), 5)).unwrap();
+        machine.next_group(&mut data).unwrap();
+        let mut handed_out = 0;
+        while let Some(_rule) = machine.next_rule(&mut data, 1).unwrap().unwrap() {
+            handed_out += 1;
+            machine.rule_rejected(1).unwrap();
+        }
+        // Every rule rejected: the worker retries until its attempts run out.
+        assert_eq!(handed_out, MAX_ROUND_RULES * ATTEMPT_MULTIPLIER);
     }
 
     #[test]
@@ -629,14 +838,79 @@ mod tests {
             let mut data = generating(seed);
             let spec =
                 StateMachineSpec::new(vec![0, 0], Some(vec![1.0, 9.0]), vec![], (1, 1), 5).unwrap();
-            let machine = StateMachine::with_spec(&mut data, spec).unwrap();
-            if machine.enabled_rules().len() < 2 {
-                continue;
-            }
+            let mut machine = StateMachine::with_spec(&mut data, spec).unwrap();
+            let mut picked = [0u32; 2];
             for _ in 0..20 {
-                counts[machine.pick_rule(&mut data).unwrap()] += 1;
+                picked[machine.pick_rule(&mut data).unwrap()] += 1;
+            }
+            if picked.iter().all(|n| *n > 0) {
+                counts[0] += picked[0];
+                counts[1] += picked[1];
             }
         }
         assert!(counts[1] > counts[0] * 3, "{counts:?}");
+    }
+
+    #[test]
+    fn invariants_are_always_checked_or_sampled() {
+        let spec = StateMachineSpec::new(vec![0], None, vec![true, false], (1, 1), 4).unwrap();
+        let mut sampled = 0;
+        for seed in 0..50 {
+            let mut data = generating(seed);
+            let mut machine = StateMachine::with_spec(&mut data, spec.clone()).unwrap();
+            let before = data.choices().len();
+            assert_eq!(machine.should_check_invariant(&mut data, 0), Ok(Ok(true)));
+            assert_eq!(
+                data.choices().len(),
+                before,
+                "an always-checked one draws nothing"
+            );
+            sampled += usize::from(
+                machine
+                    .should_check_invariant(&mut data, 1)
+                    .unwrap()
+                    .unwrap(),
+            );
+            assert_eq!(
+                machine.should_check_invariant(&mut data, 2),
+                Ok(Err(StateMachineError::BadInvariant { index: 2, count: 2 }))
+            );
+            assert!(matches!(
+                machine.should_check_invariant(&mut data, -1),
+                Ok(Err(StateMachineError::BadInvariant { .. }))
+            ));
+        }
+        // Probability 1/4 each.
+        assert!((3..30).contains(&sampled), "{sampled} of 50");
+    }
+
+    #[test]
+    fn replaying_a_test_case_replays_its_program() {
+        let program = |data: &mut TestData| {
+            let spec = StateMachineSpec::new(
+                vec![0, 0, 1, 1],
+                Some(vec![1.0, 2.0, 3.0, 4.0]),
+                vec![false],
+                (1, 3),
+                20,
+            )
+            .unwrap();
+            let mut machine = StateMachine::with_spec(data, spec).unwrap();
+            let mut steps = Vec::new();
+            while let Some(group) = machine.next_group(data).unwrap() {
+                for worker in 0..machine.concurrency() as i64 {
+                    while let Some(rule) = machine.next_rule(data, worker).unwrap().unwrap() {
+                        steps.push((group, worker, rule));
+                    }
+                }
+            }
+            steps
+        };
+        for seed in 0..20 {
+            let mut data = generating(seed);
+            let steps = program(&mut data);
+            let mut again = TestData::replaying(data.choices(), 100_000);
+            assert_eq!(program(&mut again), steps, "seed {seed}");
+        }
     }
 }

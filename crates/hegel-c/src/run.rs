@@ -8,7 +8,7 @@
 //! recorded choice sequence instead of exploring.
 
 use crate::abi::*;
-use crate::context::{guard, hegel_context_t, require, write};
+use crate::context::{guard, hegel_context_t, panic_message, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::handles::{self, handled};
 use crate::settings::{Database, Settings, hegel_settings_t, settings_of};
@@ -22,7 +22,8 @@ use geist_engine::run::Phases;
 use geist_engine::{HealthCheck, RunSettings, Status, TestData};
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_void};
-use std::sync::{Arc, Mutex};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, TryLockError};
 
 /// Opaque to C: `hegel_run_t`.
 pub enum hegel_run_t {}
@@ -35,6 +36,13 @@ pub enum hegel_failure_t {}
 const MAX_CHOICES: usize = 1 << 20;
 /// The replays a deterministic blob gets before it is declared not to fail.
 const BLOB_REPLAYS: u32 = 4;
+/// The `too_slow` budget: seconds the test cases before the tenth valid one
+/// may take, as libhegel allows them (its frontends, hegeltest among them,
+/// were written against it). The ABI times a test case from hand-out to
+/// completion, the test function's own work included, so the engine's
+/// default of one second would fail a test on a loaded machine that
+/// libhegel passes.
+const TOO_SLOW_SECONDS: f64 = 30.0;
 /// Where the database lives by default.
 const DEFAULT_DATABASE: &str = ".hegel/examples";
 
@@ -249,6 +257,7 @@ fn engine_settings(settings: &Settings) -> RunSettings {
         } else {
             MAX_CHOICES
         },
+        too_slow_seconds: TOO_SLOW_SECONDS,
         ..RunSettings::default()
     }
 }
@@ -360,6 +369,27 @@ impl RunState {
         let family = Family::new(data, Some(Arc::clone(&self.handback)), capture);
         self.current = Some(Arc::clone(&family));
         hand_out_root(family)
+    }
+
+    /// Advances to the next test case (NULL once the run is over). An
+    /// engine that fails or panics while advancing ends the run with an
+    /// internal error: the caller then gets NULL and a result that says
+    /// so, never a run left neither going on nor over.
+    fn advance(&mut self) -> AbiResult<*mut hegel_test_case_t> {
+        let message = match catch_unwind(AssertUnwindSafe(|| self.next())) {
+            Ok(Err(AbiError::Internal(message))) => message,
+            Ok(outcome) => return outcome,
+            Err(payload) => panic_message(payload.as_ref()),
+        };
+        if let Some(family) = self.current.take() {
+            family.complete(Status::Overrun, None);
+        }
+        self.stage = Stage::Done(Arc::new(Outcome::error(
+            hegel_run_error_kind_t::HEGEL_RUN_ERROR_INTERNAL,
+            0,
+            format!("the engine failed while running the test: {message}"),
+        )));
+        Err(AbiError::Internal(message))
     }
 
     /// Advances to the next test case (NULL once the run is over).
@@ -657,10 +687,17 @@ pub extern "C" fn hegel_next_test_case(
     guard(ctx, || {
         let run = handles::get::<Run, _>(run)?;
         require(out_test_case, "out_test_case")?;
-        let mut state = run.state.try_lock().map_err(|_| {
-            AbiError::ConcurrentUse("the run is being advanced on another thread".into())
-        })?;
-        let next = state.next()?;
+        let mut state = match run.state.try_lock() {
+            Ok(state) => state,
+            // A panic while advancing ended the run already (see below).
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                return Err(AbiError::ConcurrentUse(
+                    "the run is being advanced on another thread".into(),
+                ));
+            }
+        };
+        let next = state.advance()?;
         write(out_test_case, next, "out_test_case")
     })
 }
@@ -888,4 +925,50 @@ pub extern "C" fn hegel_failure_caveat(
             .map_or(std::ptr::null(), LentText::view_ptr);
         write(out_caveat, view, "out_caveat")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_state(stage: Stage) -> RunState {
+        let settings = Settings::base();
+        let output = Output::new(None, std::ptr::null_mut(), &settings);
+        RunState::new(settings, output, stage)
+    }
+
+    #[test]
+    fn an_engine_that_fails_while_advancing_ends_the_run_with_an_internal_error() {
+        // A run loop that is over before it started: starting it again is
+        // an engine error, the kind a frontend must learn about.
+        let mut pull = PullRun::new(engine_settings(&Settings::base()), None).unwrap();
+        pull.abort().unwrap();
+        let mut state = run_state(Stage::Exploring(Box::new(pull)));
+        assert!(matches!(state.advance(), Err(AbiError::Internal(_))));
+        let Stage::Done(outcome) = &state.stage else {
+            panic!("the run did not end");
+        };
+        assert_eq!(outcome.status, hegel_run_status_t::HEGEL_RUN_STATUS_ERROR);
+        assert_eq!(
+            outcome.error_kind,
+            hegel_run_error_kind_t::HEGEL_RUN_ERROR_INTERNAL
+        );
+        // And it stays over: NULL, not another error or a test case.
+        assert!(state.advance().unwrap().is_null());
+    }
+
+    #[test]
+    fn a_test_case_not_marked_complete_is_an_error_the_run_survives() {
+        let pull = PullRun::new(engine_settings(&Settings::base()), None).unwrap();
+        let mut state = run_state(Stage::Exploring(Box::new(pull)));
+        let first = state.advance().unwrap();
+        assert!(!first.is_null());
+        assert!(matches!(state.advance(), Err(AbiError::NotComplete(_))));
+        assert!(matches!(state.stage, Stage::Exploring(_)));
+        if let Some(family) = state.current.take() {
+            family.complete(Status::Valid, None);
+            state.current = Some(family);
+        }
+        assert!(state.advance().is_ok());
+    }
 }

@@ -62,8 +62,6 @@ pub struct Family {
 pub struct Bookkeeping {
     /// Spans opened through the ABI and not yet closed.
     pub span_depth: usize,
-    /// Pool variable ids handed out in the test case.
-    pub variable_ids: std::collections::BTreeSet<i64>,
 }
 
 struct FamilyState {

@@ -337,7 +337,7 @@ impl Run {
                 new_id(state.pools.len())
             }
             CaseCommand::PoolAdd { pool_id } => match by_id(&mut state.pools, pool_id, "pool") {
-                Ok(pool) => cbor::integer(i128::from(pool.add())),
+                Ok(pool) => cbor::integer(i128::from(pool.add(data)?)),
                 Err(e) => return Ok(Err(e)),
             },
             CaseCommand::PoolGenerate { pool_id, consume } => {

@@ -70,6 +70,7 @@ impl InProcess {
                 suppress_health_checks: settings.suppress_health_checks.clone(),
                 max_choices: DEFAULT_MAX_CHOICES,
                 max_shrink_calls: settings.max_shrink_calls,
+                ..RunSettings::default()
             },
             seed,
             database,
