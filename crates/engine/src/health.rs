@@ -381,7 +381,7 @@ mod tests {
             invalid: 0,
             small_overruns: 0,
         };
-        let mut monitor = HealthMonitor::new(&[], 8);
+        let mut monitor = HealthMonitor::new(&[], 8, TOO_SLOW_SECONDS);
         for n in 1..=8 {
             assert_eq!(monitor.after_generated(&slow(0.1), false, valid(n)), None);
         }
@@ -390,14 +390,14 @@ mod tests {
             Some(HealthCheckFailure::TooSlow { valid: 9, .. })
         ));
 
-        let mut monitor = HealthMonitor::new(&[], 8);
+        let mut monitor = HealthMonitor::new(&[], 8, TOO_SLOW_SECONDS);
         for n in 1..=9 {
             assert_eq!(monitor.after_generated(&slow(0.1), false, valid(n)), None);
         }
         assert_eq!(monitor.after_generated(&slow(0.7), false, valid(10)), None);
         assert_eq!(monitor.after_generated(&slow(5.0), false, valid(10)), None);
 
-        let mut suppressed = HealthMonitor::new(&[HealthCheck::TooSlow], 8);
+        let mut suppressed = HealthMonitor::new(&[HealthCheck::TooSlow], 8, TOO_SLOW_SECONDS);
         assert_eq!(
             suppressed.after_generated(&slow(5.0), false, valid(1)),
             None
