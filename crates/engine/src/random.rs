@@ -89,8 +89,10 @@ const UNIFORM_BITS: u32 = 24;
 
 /// How often an integer reuses one drawn earlier in the test case (equal values).
 const P_RECENT: f64 = 0.03;
-/// How often an integer is a boundary: a bound, one inside it, or the simplest value.
-const P_BOUNDARY: f64 = 0.05;
+/// How often an integer is a boundary: a bound (2 in 7 each), one inside a
+/// bound or the simplest value (1 in 7 each). A bound is then about 2% of
+/// draws, as Hypothesis weighs them for bounded ranges.
+const P_BOUNDARY: f64 = 0.07;
 
 fn pick_bits(source: &mut Source) -> u32 {
     let total: f64 = INTEGER_BITS.iter().map(|(_, w)| w).sum();
@@ -123,6 +125,8 @@ fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -
     if roll < P_RECENT + P_BOUNDARY {
         let candidates = [
             c.min,
+            c.min,
+            c.max,
             c.max,
             Some(c.simplest()),
             c.min.and_then(|m| m.checked_add(1)),
@@ -188,33 +192,92 @@ pub fn boolean(source: &mut Source, c: &Constraints, _recent: &[i128]) -> Choice
     ChoiceValue::Boolean(source.chance(p))
 }
 
-fn nasty_floats(c: &FloatConstraints) -> [f64; 24] {
-    [
+/// Floats that often matter and that a uniform draw almost never meets
+/// (each is drawn with either sign): rounding edges (1.1, 1/3, 1 - 1e-5),
+/// the largest and smallest values of each width, subnormals of several
+/// sizes, machine epsilons, where integers stop being exact.
+const FLOAT_CONSTANTS: [f64; 27] = [
+    0.5,
+    1.1,
+    1.5,
+    1.9,
+    1.0 / 3.0,
+    1e7,
+    1e-5,
+    1.0 - 1e-5,
+    2.0 + 1e-5,
+    9_007_199_254_740_992.0,
+    f64::MAX,
+    f64::MIN_POSITIVE,
+    f64::EPSILON,
+    5e-324,
+    f64::MIN_POSITIVE / 2.0,
+    f64::MIN_POSITIVE / 10.0,
+    f64::MIN_POSITIVE / 1e3,
+    f64::MIN_POSITIVE / 1e5,
+    f32::MAX as f64,
+    f32::MIN_POSITIVE as f64,
+    f32::EPSILON as f64,
+    1.401_298_464_324_817e-45,
+    65504.0,
+    6.103_515_625e-5,
+    5.960_464_477_539_063e-8,
+    9.765_625e-4,
+    1e-7,
+];
+
+/// How often a float is one of [`FLOAT_CONSTANTS`] (when one is permitted).
+const P_FLOAT_CONSTANT: f64 = 0.15;
+/// How often a float is one of the special values of [`special_float`].
+const P_FLOAT_SPECIAL: f64 = 0.1;
+
+/// A constant, with a random sign, that the constraints permit; `None`
+/// when a few tries find none (bounds that exclude most of them).
+fn constant_float(source: &mut Source, c: &FloatConstraints) -> Option<f64> {
+    for _ in 0..8 {
+        let v = FLOAT_CONSTANTS[source.below(FLOAT_CONSTANTS.len() as u64) as usize];
+        let v = if source.chance(0.5) { -v } else { v };
+        let v = fit_width(v, c.width);
+        if c.permits(v) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// One of the zeros, infinities, NaNs (quiet and signalling, either sign),
+/// the bounds, the values next to them and one in from them that the
+/// constraints permit; `None` when none is.
+fn special_float(source: &mut Source, c: &FloatConstraints) -> Option<f64> {
+    const QUIET_NAN: u64 = 0x7ff8_0000_0000_0000;
+    const SIGNALLING_NAN: u64 = 0x7ff0_0000_0000_0001;
+    let sign = 1u64 << 63;
+    let candidates = [
         0.0,
         -0.0,
-        1.0,
-        -1.0,
-        0.5,
-        -0.5,
-        1.5,
-        -1.5,
         f64::INFINITY,
         f64::NEG_INFINITY,
-        f64::NAN,
-        f64::MIN_POSITIVE,
-        -f64::MIN_POSITIVE,
-        f64::MAX,
-        f64::MIN,
-        f64::EPSILON,
-        5e-324,
-        -5e-324,
-        1.1,
-        1e-5,
+        f64::from_bits(QUIET_NAN),
+        f64::from_bits(QUIET_NAN | sign),
+        f64::from_bits(SIGNALLING_NAN),
+        f64::from_bits(SIGNALLING_NAN | sign),
         c.min,
-        c.max,
         c.min.next_up(),
+        c.min + 1.0,
+        c.max - 1.0,
         c.max.next_down(),
-    ]
+        c.max,
+    ];
+    let mut permitted = [0.0; 14];
+    let mut n = 0;
+    for v in candidates {
+        let v = if v.is_nan() { v } else { fit_width(v, c.width) };
+        if c.permits(v) {
+            permitted[n] = v;
+            n += 1;
+        }
+    }
+    (n > 0).then(|| permitted[source.below(n as u64) as usize])
 }
 
 fn fit_width(v: f64, width: u8) -> f64 {
@@ -237,11 +300,18 @@ pub fn float(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceVa
 
 fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
     let roll = source.unit();
-    if roll < 0.2 {
-        let nasty = nasty_floats(c);
-        return nasty[source.below(nasty.len() as u64) as usize];
+    if roll < P_FLOAT_CONSTANT
+        && let Some(v) = constant_float(source, c)
+    {
+        return v;
     }
-    if roll < 0.45 {
+    if (P_FLOAT_CONSTANT..P_FLOAT_CONSTANT + P_FLOAT_SPECIAL).contains(&roll)
+        && let Some(v) = special_float(source, c)
+    {
+        return v;
+    }
+    let roll = source.unit();
+    if roll < 0.3 {
         let bits = 1 + source.below(52) as u32;
         let magnitude = source.up_to_u128((1u128 << bits) - 1) as f64;
         let v = if source.chance(0.5) {
@@ -254,7 +324,7 @@ fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
         }
         return v;
     }
-    if roll < 0.7 && c.min.is_finite() && c.max.is_finite() {
+    if roll < 0.6 && c.min.is_finite() && c.max.is_finite() {
         let v = c.min + (c.max - c.min) * source.unit();
         return if v.is_finite() {
             v
@@ -262,14 +332,21 @@ fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
             c.min / 2.0 + c.max / 2.0
         };
     }
-    if roll < 0.8 {
+    if roll < 0.75 {
         // Fractions with few significant bits: readable and often boundary-ish.
         let numerator = source.below(1 << 12) as f64;
         let denominator = (1u64 << source.below(12)) as f64;
         let v = numerator / denominator;
         return if source.chance(0.5) { -v } else { v };
     }
-    let v = f64::from_bits(source.next_u64());
+    let mut bits = source.next_u64();
+    // One in eight is subnormal (exponent zero): bugs in code that assumes
+    // floats are normal are common, and a random exponent is zero one time
+    // in 2,048.
+    if source.chance(0.125) {
+        bits &= !(0x7ffu64 << 52);
+    }
+    let v = f64::from_bits(bits);
     if v.is_nan() && !c.allow_nan {
         return c.simplest();
     }
@@ -377,6 +454,71 @@ mod tests {
         // Uniform draws would give about 950 distinct values and 2.6% <= 255.
         assert!(distinct.len() >= 850, "{} distinct", distinct.len());
         assert!(small <= 80, "{small} <= 255");
+    }
+
+    /// The special values are drawn often enough that 100 test cases meet
+    /// each (Hypothesis' provider, read from its code: NaN about 1.4% of
+    /// draws, -inf 0.4%, subnormals about 3%).
+    #[test]
+    fn special_floats_are_common_but_not_concentrated() {
+        let mut source = Source::from_seed(4);
+        let unbounded = Constraints::Float(FloatConstraints {
+            min: f64::NEG_INFINITY,
+            max: f64::INFINITY,
+            allow_nan: true,
+            width: 64,
+        });
+        let draws = 20_000;
+        let values: Vec<f64> = (0..draws)
+            .map(|_| match float(&mut source, &unbounded, &[]) {
+                ChoiceValue::Float(v) => v,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let share = |f: &dyn Fn(f64) -> bool| {
+            values.iter().filter(|&&v| f(v)).count() as f64 / draws as f64
+        };
+        let nan = share(&|v| v.is_nan());
+        let negative_infinity = share(&|v| v == f64::NEG_INFINITY);
+        let negative_zero = share(&|v| v == 0.0 && v.is_sign_negative());
+        let subnormal = share(&|v| v.is_subnormal());
+        assert!((0.015..0.05).contains(&nan), "NaN {nan}");
+        assert!(
+            (0.005..0.03).contains(&negative_infinity),
+            "-inf {negative_infinity}"
+        );
+        assert!(
+            (0.005..0.03).contains(&negative_zero),
+            "-0.0 {negative_zero}"
+        );
+        assert!((0.03..0.1).contains(&subnormal), "subnormal {subnormal}");
+        let distinct: std::collections::HashSet<u64> = values.iter().map(|v| v.to_bits()).collect();
+        assert!(
+            distinct.len() > draws * 6 / 10,
+            "{} distinct",
+            distinct.len()
+        );
+
+        // Bounded: each bound about 2-3% of draws, never out of bounds.
+        let unit = Constraints::Float(FloatConstraints {
+            min: 0.0,
+            max: 1.0,
+            allow_nan: false,
+            width: 64,
+        });
+        let values: Vec<f64> = (0..draws)
+            .map(|_| match float(&mut source, &unit, &[]) {
+                ChoiceValue::Float(v) => v,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(
+            values
+                .iter()
+                .all(|v| (0.0..=1.0).contains(v) && !v.is_sign_negative())
+        );
+        let ones = values.iter().filter(|&&v| v == 1.0).count() as f64 / draws as f64;
+        assert!((0.015..0.08).contains(&ones), "1.0 {ones}");
     }
 
     #[test]
