@@ -8,17 +8,41 @@ use crate::choice::{ChoiceValue, Constraints, FloatConstraints, IntegerConstrain
 use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-/// The random source of a test run.
+/// The random source of a test run (or of one test case, [`Source::split`]).
 #[derive(Clone, Debug)]
 pub struct Source {
     rng: Xoshiro256PlusPlus,
+    /// This source's swarm subsets of small integer ranges, drawn on first use.
+    swarm: Option<Swarm>,
 }
+
+/// Swarm testing for small integer ranges (a rule's index, a branch of
+/// `one_of`, an item of a short `sampled_from`): in half the test cases,
+/// each range of at most [`SWARM_MAX_VALUES`] values draws, after its first
+/// draw, only from a random subset of its values that keeps the first
+/// value, each other value left out with a probability drawn for the test
+/// case (as Hypothesis' feature flags leave out rules,
+/// and the engine's state machines their rules). A subset of one value
+/// gives a long run of one rule, which drawing every index afresh almost
+/// never does. Decided by the random source, not by choices: replay and
+/// shrinking see only the values.
+#[derive(Clone, Debug)]
+struct Swarm {
+    /// The probability a value is left out; `None` when this test case has no swarm.
+    p_disabled: Option<f64>,
+    /// The subset of each range met so far: (min, max, bit i set when min + i is in it).
+    subsets: Vec<(i128, i128, u16)>,
+}
+
+/// The largest integer range that swarm testing subsets.
+const SWARM_MAX_VALUES: i128 = 8;
 
 impl Source {
     /// A source seeded from a 64-bit seed.
     pub fn from_seed(seed: u64) -> Source {
         Source {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            swarm: None,
         }
     }
 
@@ -29,6 +53,7 @@ impl Source {
         bytes[16..].copy_from_slice(&(!seed).to_le_bytes());
         Source {
             rng: Xoshiro256PlusPlus::from_seed(bytes),
+            swarm: None,
         }
     }
 
@@ -63,6 +88,60 @@ impl Source {
     /// A uniform f64 in [0, 1).
     pub fn unit(&mut self) -> f64 {
         self.rng.random::<f64>()
+    }
+
+    /// A value of the small range `min..=max` from this source's swarm
+    /// subset of it; `None` when this test case has no swarm, the range is
+    /// too wide, or this is its first draw in the test case.
+    fn swarm_value(&mut self, min: i128, max: i128) -> Option<i128> {
+        let swarm = self.swarm.as_ref()?;
+        swarm.p_disabled?;
+        let bits = swarm
+            .subsets
+            .iter()
+            .find(|(lo, hi, _)| (*lo, *hi) == (min, max))
+            .map(|(_, _, bits)| *bits)?;
+        let mut k = self.below(u64::from(bits.count_ones()));
+        for i in 0..=max - min {
+            if bits & (1 << i) != 0 {
+                if k == 0 {
+                    return Some(min + i);
+                }
+                k -= 1;
+            }
+        }
+        None
+    }
+
+    /// After the first draw `v` of the small range `min..=max` in this test
+    /// case (drawn as usual, so that one draw alone is distributed as
+    /// without swarms): its swarm subset, which keeps `v`.
+    fn swarm_record(&mut self, min: i128, max: i128, v: i128) {
+        let Some(width) = max.checked_sub(min).and_then(|w| w.checked_add(1)) else {
+            return;
+        };
+        if !(2..=SWARM_MAX_VALUES).contains(&width) {
+            return;
+        }
+        if self.swarm.is_none() {
+            let p_disabled = self.chance(0.5).then(|| self.unit());
+            self.swarm = Some(Swarm {
+                p_disabled,
+                subsets: Vec::new(),
+            });
+        }
+        let Some(p_disabled) = self.swarm.as_ref().and_then(|swarm| swarm.p_disabled) else {
+            return;
+        };
+        let mut bits = 1u16 << (v - min);
+        for i in 0..width {
+            if !self.chance(p_disabled) {
+                bits |= 1 << i;
+            }
+        }
+        if let Some(swarm) = self.swarm.as_mut() {
+            swarm.subsets.push((min, max, bits));
+        }
     }
 }
 
@@ -115,6 +194,18 @@ pub fn integer(source: &mut Source, c: &Constraints, recent: &[i128]) -> ChoiceV
 }
 
 fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
+    let (Some(min), Some(max)) = (c.min, c.max) else {
+        return unswarmed_integer(source, c, recent);
+    };
+    if let Some(v) = source.swarm_value(min, max) {
+        return v;
+    }
+    let v = unswarmed_integer(source, c, recent);
+    source.swarm_record(min, max, v);
+    v
+}
+
+fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let roll = source.unit();
     if roll < P_RECENT && !recent.is_empty() {
         let v = recent[source.below(recent.len() as u64) as usize];
@@ -560,6 +651,38 @@ mod tests {
         );
         let ones = values.iter().filter(|&&v| v == 1.0).count() as f64 / draws as f64;
         assert!((0.015..0.08).contains(&ones), "1.0 {ones}");
+    }
+
+    /// Swarms: in some test cases a small range draws from a subset of its
+    /// values (long runs of one value), while one draw alone is as before.
+    #[test]
+    fn small_ranges_are_swarmed_per_test_case() {
+        let c = Constraints::Integer(IntegerConstraints::bounded(0, 2));
+        let (mut one_value, mut all_values) = (0, 0);
+        let mut first = [0u32; 3];
+        for seed in 0..1000 {
+            let mut source = Source::from_seed(seed);
+            let draws: Vec<i128> = (0..20)
+                .map(|_| match integer(&mut source, &c, &[]) {
+                    ChoiceValue::Integer(v) => v,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            first[draws[0] as usize] += 1;
+            let distinct: std::collections::HashSet<_> = draws.iter().collect();
+            match distinct.len() {
+                1 => one_value += 1,
+                3 => all_values += 1,
+                _ => {}
+            }
+        }
+        // Without swarms 20 draws of three values are one value 3 in 3^19.
+        assert!(
+            (100..400).contains(&one_value),
+            "{one_value} with one value"
+        );
+        assert!(all_values > 500, "{all_values} with every value");
+        assert!(first.iter().all(|&n| (280..400).contains(&n)), "{first:?}");
     }
 
     #[test]
