@@ -76,7 +76,7 @@ fn properties() -> Vec<Property> {
         },
         Property {
             name: "equal_large_i64_pair",
-            kind: "equal values, |x| > 1000",
+            kind: "equal values, abs(x) > 1000",
             test: |tc, name| {
                 let a: i64 = tc.draw(gs::integers::<i64>());
                 let b: i64 = tc.draw(gs::integers::<i64>());
@@ -94,7 +94,7 @@ fn properties() -> Vec<Property> {
         },
         Property {
             name: "value_three_times",
-            kind: "equal values at three positions, |x| > 100",
+            kind: "equal values at three positions, abs(x) > 100",
             test: |tc, name| {
                 let xs: Vec<i64> = tc.draw(gs::vecs(gs::integers::<i64>()).max_size(20));
                 bug(
