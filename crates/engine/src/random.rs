@@ -8,17 +8,41 @@ use crate::choice::{ChoiceValue, Constraints, FloatConstraints, IntegerConstrain
 use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-/// The random source of a test run.
+/// The random source of a test run (or of one test case, [`Source::split`]).
 #[derive(Clone, Debug)]
 pub struct Source {
     rng: Xoshiro256PlusPlus,
+    /// This source's swarm subsets of small integer ranges, drawn on first use.
+    swarm: Option<Swarm>,
 }
+
+/// Swarm testing for small integer ranges (a rule's index, a branch of
+/// `one_of`, an item of a short `sampled_from`): in half the test cases,
+/// each range of at most [`SWARM_MAX_VALUES`] values draws, after its first
+/// draw, only from a random subset of its values that keeps the first
+/// value, each other value left out with a probability drawn for the test
+/// case (as Hypothesis' feature flags leave out rules,
+/// and the engine's state machines their rules). A subset of one value
+/// gives a long run of one rule, which drawing every index afresh almost
+/// never does. Decided by the random source, not by choices: replay and
+/// shrinking see only the values.
+#[derive(Clone, Debug)]
+struct Swarm {
+    /// The probability a value is left out; `None` when this test case has no swarm.
+    p_disabled: Option<f64>,
+    /// The subset of each range met so far: (min, max, bit i set when min + i is in it).
+    subsets: Vec<(i128, i128, u16)>,
+}
+
+/// The largest integer range that swarm testing subsets.
+const SWARM_MAX_VALUES: i128 = 8;
 
 impl Source {
     /// A source seeded from a 64-bit seed.
     pub fn from_seed(seed: u64) -> Source {
         Source {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            swarm: None,
         }
     }
 
@@ -29,6 +53,7 @@ impl Source {
         bytes[16..].copy_from_slice(&(!seed).to_le_bytes());
         Source {
             rng: Xoshiro256PlusPlus::from_seed(bytes),
+            swarm: None,
         }
     }
 
@@ -64,6 +89,60 @@ impl Source {
     pub fn unit(&mut self) -> f64 {
         self.rng.random::<f64>()
     }
+
+    /// A value of the small range `min..=max` from this source's swarm
+    /// subset of it; `None` when this test case has no swarm, the range is
+    /// too wide, or this is its first draw in the test case.
+    fn swarm_value(&mut self, min: i128, max: i128) -> Option<i128> {
+        let swarm = self.swarm.as_ref()?;
+        swarm.p_disabled?;
+        let bits = swarm
+            .subsets
+            .iter()
+            .find(|(lo, hi, _)| (*lo, *hi) == (min, max))
+            .map(|(_, _, bits)| *bits)?;
+        let mut k = self.below(u64::from(bits.count_ones()));
+        for i in 0..=max - min {
+            if bits & (1 << i) != 0 {
+                if k == 0 {
+                    return Some(min + i);
+                }
+                k -= 1;
+            }
+        }
+        None
+    }
+
+    /// After the first draw `v` of the small range `min..=max` in this test
+    /// case (drawn as usual, so that one draw alone is distributed as
+    /// without swarms): its swarm subset, which keeps `v`.
+    fn swarm_record(&mut self, min: i128, max: i128, v: i128) {
+        let Some(width) = max.checked_sub(min).and_then(|w| w.checked_add(1)) else {
+            return;
+        };
+        if !(2..=SWARM_MAX_VALUES).contains(&width) {
+            return;
+        }
+        if self.swarm.is_none() {
+            let p_disabled = self.chance(0.5).then(|| self.unit());
+            self.swarm = Some(Swarm {
+                p_disabled,
+                subsets: Vec::new(),
+            });
+        }
+        let Some(p_disabled) = self.swarm.as_ref().and_then(|swarm| swarm.p_disabled) else {
+            return;
+        };
+        let mut bits = 1u16 << (v - min);
+        for i in 0..width {
+            if !self.chance(p_disabled) {
+                bits |= 1 << i;
+            }
+        }
+        if let Some(swarm) = self.swarm.as_mut() {
+            swarm.subsets.push((min, max, bits));
+        }
+    }
 }
 
 /// Magnitude widths for integers over ranges too wide to draw uniformly, and
@@ -89,8 +168,10 @@ const UNIFORM_BITS: u32 = 24;
 
 /// How often an integer reuses one drawn earlier in the test case (equal values).
 const P_RECENT: f64 = 0.03;
-/// How often an integer is a boundary: a bound, one inside it, or the simplest value.
-const P_BOUNDARY: f64 = 0.05;
+/// How often an integer is a boundary: a bound (2 in 7 each), one inside a
+/// bound or the simplest value (1 in 7 each). A bound is then about 2% of
+/// draws, as Hypothesis weighs them for bounded ranges.
+const P_BOUNDARY: f64 = 0.07;
 
 fn pick_bits(source: &mut Source) -> u32 {
     let total: f64 = INTEGER_BITS.iter().map(|(_, w)| w).sum();
@@ -113,6 +194,18 @@ pub fn integer(source: &mut Source, c: &Constraints, recent: &[i128]) -> ChoiceV
 }
 
 fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
+    let (Some(min), Some(max)) = (c.min, c.max) else {
+        return unswarmed_integer(source, c, recent);
+    };
+    if let Some(v) = source.swarm_value(min, max) {
+        return v;
+    }
+    let v = unswarmed_integer(source, c, recent);
+    source.swarm_record(min, max, v);
+    v
+}
+
+fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let roll = source.unit();
     if roll < P_RECENT && !recent.is_empty() {
         let v = recent[source.below(recent.len() as u64) as usize];
@@ -123,6 +216,8 @@ fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -
     if roll < P_RECENT + P_BOUNDARY {
         let candidates = [
             c.min,
+            c.min,
+            c.max,
             c.max,
             Some(c.simplest()),
             c.min.and_then(|m| m.checked_add(1)),
@@ -188,33 +283,92 @@ pub fn boolean(source: &mut Source, c: &Constraints, _recent: &[i128]) -> Choice
     ChoiceValue::Boolean(source.chance(p))
 }
 
-fn nasty_floats(c: &FloatConstraints) -> [f64; 24] {
-    [
+/// Floats that often matter and that a uniform draw almost never meets
+/// (each is drawn with either sign): rounding edges (1.1, 1/3, 1 - 1e-5),
+/// the largest and smallest values of each width, subnormals of several
+/// sizes, machine epsilons, where integers stop being exact.
+const FLOAT_CONSTANTS: [f64; 27] = [
+    0.5,
+    1.1,
+    1.5,
+    1.9,
+    1.0 / 3.0,
+    1e7,
+    1e-5,
+    1.0 - 1e-5,
+    2.0 + 1e-5,
+    9_007_199_254_740_992.0,
+    f64::MAX,
+    f64::MIN_POSITIVE,
+    f64::EPSILON,
+    5e-324,
+    f64::MIN_POSITIVE / 2.0,
+    f64::MIN_POSITIVE / 10.0,
+    f64::MIN_POSITIVE / 1e3,
+    f64::MIN_POSITIVE / 1e5,
+    f32::MAX as f64,
+    f32::MIN_POSITIVE as f64,
+    f32::EPSILON as f64,
+    1.401_298_464_324_817e-45,
+    65504.0,
+    6.103_515_625e-5,
+    5.960_464_477_539_063e-8,
+    9.765_625e-4,
+    1e-7,
+];
+
+/// How often a float is one of [`FLOAT_CONSTANTS`] (when one is permitted).
+const P_FLOAT_CONSTANT: f64 = 0.15;
+/// How often a float is one of the special values of [`special_float`].
+const P_FLOAT_SPECIAL: f64 = 0.1;
+
+/// A constant, with a random sign, that the constraints permit; `None`
+/// when a few tries find none (bounds that exclude most of them).
+fn constant_float(source: &mut Source, c: &FloatConstraints) -> Option<f64> {
+    for _ in 0..8 {
+        let v = FLOAT_CONSTANTS[source.below(FLOAT_CONSTANTS.len() as u64) as usize];
+        let v = if source.chance(0.5) { -v } else { v };
+        let v = fit_width(v, c.width);
+        if c.permits(v) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// One of the zeros, infinities, NaNs (quiet and signalling, either sign),
+/// the bounds, the values next to them and one in from them that the
+/// constraints permit; `None` when none is.
+fn special_float(source: &mut Source, c: &FloatConstraints) -> Option<f64> {
+    const QUIET_NAN: u64 = 0x7ff8_0000_0000_0000;
+    const SIGNALLING_NAN: u64 = 0x7ff0_0000_0000_0001;
+    let sign = 1u64 << 63;
+    let candidates = [
         0.0,
         -0.0,
-        1.0,
-        -1.0,
-        0.5,
-        -0.5,
-        1.5,
-        -1.5,
         f64::INFINITY,
         f64::NEG_INFINITY,
-        f64::NAN,
-        f64::MIN_POSITIVE,
-        -f64::MIN_POSITIVE,
-        f64::MAX,
-        f64::MIN,
-        f64::EPSILON,
-        5e-324,
-        -5e-324,
-        1.1,
-        1e-5,
+        f64::from_bits(QUIET_NAN),
+        f64::from_bits(QUIET_NAN | sign),
+        f64::from_bits(SIGNALLING_NAN),
+        f64::from_bits(SIGNALLING_NAN | sign),
         c.min,
-        c.max,
         c.min.next_up(),
+        c.min + 1.0,
+        c.max - 1.0,
         c.max.next_down(),
-    ]
+        c.max,
+    ];
+    let mut permitted = [0.0; 14];
+    let mut n = 0;
+    for v in candidates {
+        let v = if v.is_nan() { v } else { fit_width(v, c.width) };
+        if c.permits(v) {
+            permitted[n] = v;
+            n += 1;
+        }
+    }
+    (n > 0).then(|| permitted[source.below(n as u64) as usize])
 }
 
 fn fit_width(v: f64, width: u8) -> f64 {
@@ -237,11 +391,18 @@ pub fn float(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceVa
 
 fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
     let roll = source.unit();
-    if roll < 0.2 {
-        let nasty = nasty_floats(c);
-        return nasty[source.below(nasty.len() as u64) as usize];
+    if roll < P_FLOAT_CONSTANT
+        && let Some(v) = constant_float(source, c)
+    {
+        return v;
     }
-    if roll < 0.45 {
+    if (P_FLOAT_CONSTANT..P_FLOAT_CONSTANT + P_FLOAT_SPECIAL).contains(&roll)
+        && let Some(v) = special_float(source, c)
+    {
+        return v;
+    }
+    let roll = source.unit();
+    if roll < 0.3 {
         let bits = 1 + source.below(52) as u32;
         let magnitude = source.up_to_u128((1u128 << bits) - 1) as f64;
         let v = if source.chance(0.5) {
@@ -254,7 +415,7 @@ fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
         }
         return v;
     }
-    if roll < 0.7 && c.min.is_finite() && c.max.is_finite() {
+    if roll < 0.6 && c.min.is_finite() && c.max.is_finite() {
         let v = c.min + (c.max - c.min) * source.unit();
         return if v.is_finite() {
             v
@@ -262,14 +423,21 @@ fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
             c.min / 2.0 + c.max / 2.0
         };
     }
-    if roll < 0.8 {
+    if roll < 0.75 {
         // Fractions with few significant bits: readable and often boundary-ish.
         let numerator = source.below(1 << 12) as f64;
         let denominator = (1u64 << source.below(12)) as f64;
         let v = numerator / denominator;
         return if source.chance(0.5) { -v } else { v };
     }
-    let v = f64::from_bits(source.next_u64());
+    let mut bits = source.next_u64();
+    // One in eight is subnormal (exponent zero): bugs in code that assumes
+    // floats are normal are common, and a random exponent is zero one time
+    // in 2,048.
+    if source.chance(0.125) {
+        bits &= !(0x7ffu64 << 52);
+    }
+    let v = f64::from_bits(bits);
     if v.is_nan() && !c.allow_nan {
         return c.simplest();
     }
@@ -316,6 +484,22 @@ pub fn bytes(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceVa
     ChoiceValue::Bytes(v)
 }
 
+/// How often a string draws its characters as Hypothesis does (see [`string`]).
+const P_LATIN_STRING: f64 = 0.35;
+/// How often a string has no character among the first 128 of shrink order.
+const P_BEYOND_ASCII_STRING: f64 = 0.1;
+
+/// Where a string's characters come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StringMode {
+    /// Mostly the first 96 of shrink order.
+    Printable,
+    /// The first 256 of shrink order, or anywhere.
+    Latin,
+    /// Anywhere past the first 128.
+    BeyondAscii,
+}
+
 /// Generates a string choice.
 pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceValue {
     let Constraints::String { alphabet, size } = c else {
@@ -327,9 +511,34 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
     let n = length(source, size.min_size, size.max_size);
     let len = alphabet.len();
     let mut out = Vec::with_capacity(n);
+    // Most strings lean on the first 96 characters of shrink order (digits,
+    // letters, punctuation, whitespace); some draw from the first 256
+    // (ASCII and Latin-1) four times in five and from anywhere else
+    // otherwise, as Hypothesis does; a few have no ASCII at all (code that
+    // assumes ASCII, or one byte per character).
+    let roll = source.unit();
+    let mode = if roll < P_BEYOND_ASCII_STRING {
+        StringMode::BeyondAscii
+    } else if roll < P_BEYOND_ASCII_STRING + P_LATIN_STRING {
+        StringMode::Latin
+    } else {
+        StringMode::Printable
+    };
     for _ in 0..n {
         let roll = source.unit();
-        let index = if roll < 0.55 {
+        let index = if mode == StringMode::BeyondAscii && len > 128 {
+            if roll < 0.8 {
+                128 + source.below(len.min(0x1000) - 128)
+            } else {
+                128 + source.below(len - 128)
+            }
+        } else if mode == StringMode::Latin {
+            if roll < 0.8 || len <= 256 {
+                source.below(len.min(256))
+            } else {
+                256 + source.below(len - 256)
+            }
+        } else if roll < 0.55 {
             source.below(len.min(96))
         } else if roll < 0.8 {
             source.below(len.min(0x1000))
@@ -377,6 +586,103 @@ mod tests {
         // Uniform draws would give about 950 distinct values and 2.6% <= 255.
         assert!(distinct.len() >= 850, "{} distinct", distinct.len());
         assert!(small <= 80, "{small} <= 255");
+    }
+
+    /// The special values are drawn often enough that 100 test cases meet
+    /// each (Hypothesis' provider, read from its code: NaN about 1.4% of
+    /// draws, -inf 0.4%, subnormals about 3%).
+    #[test]
+    fn special_floats_are_common_but_not_concentrated() {
+        let mut source = Source::from_seed(4);
+        let unbounded = Constraints::Float(FloatConstraints {
+            min: f64::NEG_INFINITY,
+            max: f64::INFINITY,
+            allow_nan: true,
+            width: 64,
+        });
+        let draws = 20_000;
+        let values: Vec<f64> = (0..draws)
+            .map(|_| match float(&mut source, &unbounded, &[]) {
+                ChoiceValue::Float(v) => v,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let share = |f: &dyn Fn(f64) -> bool| {
+            values.iter().filter(|&&v| f(v)).count() as f64 / draws as f64
+        };
+        let nan = share(&|v| v.is_nan());
+        let negative_infinity = share(&|v| v == f64::NEG_INFINITY);
+        let negative_zero = share(&|v| v == 0.0 && v.is_sign_negative());
+        let subnormal = share(&|v| v.is_subnormal());
+        assert!((0.015..0.05).contains(&nan), "NaN {nan}");
+        assert!(
+            (0.005..0.03).contains(&negative_infinity),
+            "-inf {negative_infinity}"
+        );
+        assert!(
+            (0.005..0.03).contains(&negative_zero),
+            "-0.0 {negative_zero}"
+        );
+        assert!((0.03..0.1).contains(&subnormal), "subnormal {subnormal}");
+        let distinct: std::collections::HashSet<u64> = values.iter().map(|v| v.to_bits()).collect();
+        assert!(
+            distinct.len() > draws * 6 / 10,
+            "{} distinct",
+            distinct.len()
+        );
+
+        // Bounded: each bound about 2-3% of draws, never out of bounds.
+        let unit = Constraints::Float(FloatConstraints {
+            min: 0.0,
+            max: 1.0,
+            allow_nan: false,
+            width: 64,
+        });
+        let values: Vec<f64> = (0..draws)
+            .map(|_| match float(&mut source, &unit, &[]) {
+                ChoiceValue::Float(v) => v,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(
+            values
+                .iter()
+                .all(|v| (0.0..=1.0).contains(v) && !v.is_sign_negative())
+        );
+        let ones = values.iter().filter(|&&v| v == 1.0).count() as f64 / draws as f64;
+        assert!((0.015..0.08).contains(&ones), "1.0 {ones}");
+    }
+
+    /// Swarms: in some test cases a small range draws from a subset of its
+    /// values (long runs of one value), while one draw alone is as before.
+    #[test]
+    fn small_ranges_are_swarmed_per_test_case() {
+        let c = Constraints::Integer(IntegerConstraints::bounded(0, 2));
+        let (mut one_value, mut all_values) = (0, 0);
+        let mut first = [0u32; 3];
+        for seed in 0..1000 {
+            let mut source = Source::from_seed(seed);
+            let draws: Vec<i128> = (0..20)
+                .map(|_| match integer(&mut source, &c, &[]) {
+                    ChoiceValue::Integer(v) => v,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            first[draws[0] as usize] += 1;
+            let distinct: std::collections::HashSet<_> = draws.iter().collect();
+            match distinct.len() {
+                1 => one_value += 1,
+                3 => all_values += 1,
+                _ => {}
+            }
+        }
+        // Without swarms 20 draws of three values are one value 3 in 3^19.
+        assert!(
+            (100..400).contains(&one_value),
+            "{one_value} with one value"
+        );
+        assert!(all_values > 500, "{all_values} with every value");
+        assert!(first.iter().all(|&n| (280..400).contains(&n)), "{first:?}");
     }
 
     #[test]

@@ -474,6 +474,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         // With targets, half the budget goes to hill-climbing afterwards.
         let mut consecutive_duplicates = 0u32;
         let mut mutation: Option<Vec<ChoiceValue>> = None;
+        let mut chain: Option<MutationChain> = None;
         while self.should_generate_more()
             && self.result.invalid_test_cases - self.small_overruns < max_invalid
         {
@@ -502,20 +503,83 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mutated = mutation.take();
             let is_mutation = mutated.is_some();
             let prefix = mutated.unwrap_or_else(|| self.tree.novel_prefix(&mut source));
+            // While test cases are kept small, a novel prefix first runs with
+            // the simplest values after it, as Hypothesis does (its estimate
+            // of the smallest test case from that prefix): each new value
+            // meets the simplest of everything drawn after it, so a bug at a
+            // value combined with the bounds' simplest ones (`(15, 0)`, a
+            // float bound then 0.0) is tried on purpose, not by chance.
+            if small && !is_mutation && !prefix.is_empty() && !self.tree.replay_is_known(&prefix) {
+                let mut zero = TestData::replaying(prefix.clone(), max_choices);
+                self.execute(&mut zero);
+                if self.stopped() {
+                    break;
+                }
+                if self.tree.is_exhausted() {
+                    self.exhausted = true;
+                    break;
+                }
+                // It is generation's test case like any other to the health checks.
+                let counts = Counts {
+                    valid: self.result.valid_test_cases,
+                    invalid: self.result.invalid_test_cases,
+                    small_overruns: self.small_overruns,
+                };
+                if let Some(failure) = self.health.after_generated(&zero, false, counts) {
+                    self.result.stop = Some(StopReason::HealthCheck(failure));
+                    return;
+                }
+                if !self.should_generate_more() {
+                    break;
+                }
+            }
             let mut data = TestData::generating(prefix, source, max_choices);
             self.execute(&mut data);
-            if !is_mutation
-                && matches!(data.status, Some(Status::Valid | Status::Invalid))
+            // Mutations come in chains, as Hypothesis' do: a generated test
+            // case (valid or invalid) starts one half the time; a mutation
+            // that ran something new, and did no worse, becomes the base of
+            // the next, so copies accumulate (three equal values, a run of
+            // equal steps); a chain ends after MUTATION_CHAIN mutations or
+            // MUTATION_FAILURES that did not take.
+            if is_mutation {
+                if let Some(mut link) = chain.take() {
+                    let took = self.last_was_new && data.status >= Some(link.status);
+                    if took {
+                        link.nodes = data.nodes.clone();
+                        link.spans = data.spans.clone();
+                        link.failures = 0;
+                    } else {
+                        link.failures += 1;
+                    }
+                    link.left -= 1;
+                    if link.left > 0 && link.failures < MUTATION_FAILURES {
+                        chain = Some(link);
+                    }
+                }
+            } else if let Some(status @ (Status::Valid | Status::Invalid)) = data.status
                 && let Some(source) = data.source()
                 && source.chance(MUTATION_PROBABILITY)
             {
-                let mut source = source.split();
-                mutation =
-                    crate::mutate::copy_onto_equal_label(&data.nodes, &data.spans, &mut source)
+                chain = Some(MutationChain {
+                    nodes: data.nodes.clone(),
+                    spans: data.spans.clone(),
+                    status,
+                    left: MUTATION_CHAIN,
+                    failures: 0,
+                });
+            }
+            if let Some(link) = &chain {
+                let mut source = self.source.split();
+                mutation = (0..MUTATION_FAILURES).find_map(|_| {
+                    crate::mutate::copy_onto_equal_label(&link.nodes, &link.spans, &mut source)
                         .filter(|choices| {
                             !self.tree.prefix_is_exhausted(choices)
                                 && !self.tree.replay_is_known(choices)
-                        });
+                        })
+                });
+                if mutation.is_none() {
+                    chain = None;
+                }
             }
             if self.stopped() {
                 break;
@@ -669,9 +733,26 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
 }
 
 /// How often a generated test case (valid or invalid) is followed by a
-/// mutation of it that copies a span onto another with the same label
-/// ([`crate::mutate`]).
+/// chain of mutations of it, each copying a span onto another with the same
+/// label ([`crate::mutate`]).
 const MUTATION_PROBABILITY: f64 = 0.5;
+/// The most mutations in one chain. Longer chains find more bugs that need
+/// several equal values and fewer that need fresh values: over 100 runs of
+/// the find-power benchmark, chains of 3 found a sorted list of 4 distinct
+/// bytes in 12, chains of 1 in 17 (a run of equal values 88 against 83).
+const MUTATION_CHAIN: u32 = 2;
+/// A chain ends after this many mutations in a row that did not take (ran
+/// nothing new, or did worse than their base).
+const MUTATION_FAILURES: u32 = 2;
+
+/// The test case the next mutation of a chain copies within, and what is left of the chain.
+struct MutationChain {
+    nodes: Vec<crate::choice::ChoiceNode>,
+    spans: Vec<crate::data::Span>,
+    status: Status,
+    left: u32,
+    failures: u32,
+}
 
 /// Adds one shrink's per-pass figures to the run's, pass by pass.
 fn merge_statistics(total: &mut Vec<PassStatistics>, more: &[PassStatistics]) {

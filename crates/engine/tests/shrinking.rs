@@ -426,4 +426,67 @@ mod union_of_sets {
         }
         assert_eq!(one_set, 10, "one set for {one_set} of 10 seeds");
     }
+
+    /// The same property as hegel-cpp 0.2.0 draws it: the list's length is an
+    /// integer in 1..=100 drawn first, then each set is one draw of a
+    /// unique-list schema (its elements have a schema, the list of sets
+    /// does not). Two sets merge only if the length drops by one while the
+    /// second set's elements move into the first.
+    #[test]
+    fn sets_drawn_after_their_count_merge_into_one() {
+        use geist_engine::choice::IntegerConstraints;
+        let integer = map(vec![
+            ("type", Value::text("integer")),
+            ("min_value", Value::Integer(i64::MIN.into())),
+            ("max_value", Value::Integer(i64::MAX.into())),
+        ]);
+        let set = Schema::parse(&map(vec![
+            ("type", Value::text("list")),
+            ("unique", Value::Bool(true)),
+            ("min_size", Value::Integer(1)),
+            ("elements", integer),
+        ]))
+        .unwrap();
+        let draw = |data: &mut TestData| -> Option<Vec<Vec<i128>>> {
+            let n = data
+                .draw_integer(IntegerConstraints::bounded(1, 100))
+                .ok()?;
+            (0..n)
+                .map(|_| generate(&set, data).ok().map(|v| ints(&v)))
+                .collect()
+        };
+        let union = |sets: &[Vec<i128>]| -> Vec<i128> {
+            let mut all: Vec<i128> = sets.iter().flatten().copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            all
+        };
+        let mut one_set = 0;
+        let seeds = 20;
+        for seed in 0..seeds {
+            let settings = RunSettings {
+                seed,
+                test_cases: 1000,
+                suppress_health_checks: geist_engine::HealthCheck::ALL.to_vec(),
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Some(sets) = draw(data)
+                    && union(&sets).len() >= 10
+                {
+                    data.conclude(Status::Interesting, Some("large union".into()));
+                }
+                true
+            });
+            assert_eq!(result.failures.len(), 1, "seed {seed}");
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
+            let sets = draw(&mut replay).unwrap();
+            let all = union(&sets);
+            assert_eq!(all.len(), 10, "seed {seed}: {sets:?}");
+            if sets.len() == 1 {
+                one_set += 1;
+            }
+        }
+        assert_eq!(one_set, seeds, "one set for {one_set} of {seeds} seeds");
+    }
 }

@@ -27,7 +27,7 @@ pub(super) struct ShrinkPass {
 
 /// Every pass, in the starting order (Hypothesis's: simplest spans,
 /// deletions, then single choices and pairs).
-pub(super) const PASSES: [ShrinkPass; 11] = [
+pub(super) const PASSES: [ShrinkPass; 12] = [
     ShrinkPass {
         name: "remove_discarded",
         run: deletion::remove_discarded,
@@ -59,6 +59,10 @@ pub(super) const PASSES: [ShrinkPass; 11] = [
     ShrinkPass {
         name: "lower_and_delete",
         run: deletion::lower_and_delete,
+    },
+    ShrinkPass {
+        name: "merge_collections",
+        run: deletion::merge_collections,
     },
     ShrinkPass {
         name: "lift_spans",
@@ -184,17 +188,17 @@ mod tests {
         outcomes[9] = RoundOutcome::Deleted;
         outcomes[0] = RoundOutcome::Improved;
         reorder(&mut order, &outcomes);
-        assert_eq!(order, vec![7, 9, 0, 3, 1, 2, 4, 5, 6, 8, 10]);
+        assert_eq!(order, vec![7, 9, 0, 3, 1, 2, 4, 5, 6, 8, 10, 11]);
     }
 
     #[test]
     fn the_sort_is_stable_across_rounds() {
         // Equals keep the order the previous round left them in.
-        let mut order = vec![4, 2, 0, 1, 3, 5, 6, 7, 8, 9, 10];
+        let mut order = vec![4, 2, 0, 1, 3, 5, 6, 7, 8, 9, 10, 11];
         let mut outcomes = vec![RoundOutcome::Nothing; PASSES.len()];
         outcomes[0] = RoundOutcome::Deleted;
         outcomes[4] = RoundOutcome::Deleted;
         reorder(&mut order, &outcomes);
-        assert_eq!(order, vec![4, 0, 2, 1, 3, 5, 6, 7, 8, 9, 10]);
+        assert_eq!(order, vec![4, 0, 2, 1, 3, 5, 6, 7, 8, 9, 10, 11]);
     }
 }

@@ -290,3 +290,86 @@ pub(in crate::shrink) fn lower_and_delete(s: &mut Shrinker) {
         }
     }
 }
+
+/// Merges two collections drawn one after the other into one: the first's
+/// closing "no more" choice goes (with anything between the two), so the
+/// second's elements become the first's, and a count drawn before them (an
+/// integer at the same nesting level, like a list's length drawn by the
+/// client before its elements) is lowered by one with it. A list of sets
+/// whose union matters ends at one set, as Hypothesis ends it (hegel-cpp's
+/// `ShrinkCollections.FindLargeUnionList`); deleting either set alone
+/// loses its elements, and lowering the count alone loses the second set.
+pub(in crate::shrink) fn merge_collections(s: &mut Shrinker) {
+    use crate::data::labels::COLLECTION;
+    let mut i = 0;
+    while !s.exhausted() {
+        // Pairs of sibling collections: the second starts where the first
+        // ends, or one or two choices later (an outer collection's "one
+        // more" between them).
+        let mut collections: Vec<&crate::data::Span> = s
+            .best
+            .spans
+            .iter()
+            .filter(|sp| {
+                sp.label == COLLECTION && sp.start < sp.end && sp.end <= s.best.nodes.len()
+            })
+            .collect();
+        collections.sort_by_key(|sp| (sp.start, sp.depth));
+        let pairs: Vec<(crate::data::Span, crate::data::Span)> = collections
+            .iter()
+            .flat_map(|a| {
+                collections
+                    .iter()
+                    .filter(move |b| b.depth == a.depth && b.start >= a.end && b.start <= a.end + 2)
+                    .map(move |b| ((*a).clone(), (*b).clone()))
+            })
+            .collect();
+        let Some((a, b)) = pairs.get(i).cloned() else {
+            return;
+        };
+        i += 1;
+        let nodes = &s.best.nodes;
+        let closes = matches!(nodes[a.end - 1].value, ChoiceValue::Boolean(false));
+        let opens = matches!(nodes[b.start].value, ChoiceValue::Boolean(true));
+        if !closes || !opens {
+            continue;
+        }
+        let mut merged = s.best.choices();
+        merged.drain(a.end - 1..b.start);
+        // The count, if there is one: the nearest free bounded integers
+        // before the first collection, at its nesting level.
+        let enclosing = |p: usize| {
+            s.best
+                .spans
+                .iter()
+                .filter(|sp| sp.start <= p && p < sp.end)
+                .count()
+        };
+        let counts: Vec<(usize, ChoiceValue)> = (0..a.start)
+            .rev()
+            .filter(|&p| enclosing(p) == a.depth)
+            .filter_map(|p| {
+                let node = &s.best.nodes[p];
+                match &node.constraints {
+                    Constraints::Integer(c) if c.min.is_some() && c.max.is_some() => {
+                        lower_once(node).map(|v| (p, v))
+                    }
+                    _ => None,
+                }
+            })
+            .take(2)
+            .collect();
+        let mut candidates = vec![merged.clone()];
+        for (p, lowered) in counts {
+            let mut candidate = merged.clone();
+            candidate[p] = lowered;
+            candidates.push(candidate);
+        }
+        for candidate in candidates {
+            if s.consider_whole(candidate) {
+                i = 0;
+                break;
+            }
+        }
+    }
+}
