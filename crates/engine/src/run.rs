@@ -8,7 +8,7 @@
 //! shrinks each distinct failure.
 
 use crate::choice::{ChoiceValue, sequence_cmp};
-use crate::data::{DEFAULT_MAX_CHOICES, Status, TestData};
+use crate::data::{Buffers, DEFAULT_MAX_CHOICES, Status, TestData};
 use crate::database::{ExampleDatabase, KeyedDatabase};
 use crate::health::{
     Counts, Flakiness, HealthCheck, HealthCheckFailure, HealthMonitor, StopReason,
@@ -211,6 +211,8 @@ struct Runner<'s, 't, 'd> {
     small_overruns: u64,
     small_overruns_in_a_row: u32,
     health: HealthMonitor,
+    /// The last generated test case's vectors, for the next to reuse.
+    buffers: Buffers,
 }
 
 /// The shrinker's way to run candidates: through the runner, so every test
@@ -264,6 +266,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             small_overruns: 0,
             small_overruns_in_a_row: 0,
             health: HealthMonitor::new(&settings.suppress_health_checks, settings.max_choices),
+            buffers: Buffers::default(),
         }
     }
 
@@ -494,6 +497,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let is_mutation = mutated.is_some();
             let prefix = mutated.unwrap_or_else(|| self.tree.novel_prefix(&mut source));
             let mut data = TestData::generating(prefix, source, max_choices);
+            data.reuse_buffers(std::mem::take(&mut self.buffers));
             self.execute(&mut data);
             if !is_mutation
                 && matches!(data.status, Some(Status::Valid | Status::Invalid))
@@ -544,6 +548,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
             }
+            self.buffers = data.take_buffers();
         }
     }
 
