@@ -1,10 +1,12 @@
 //! The same frontend, hegeltest 0.51.0, on two engines behind the same C
 //! ABI: libhegel (hegeltest-c 0.49.0) and geist's `libhegel_c.so`.
 //!
-//! Test cases per second: hegeltest loads its engine once per process, so
-//! each measurement runs in a child process of this one: `--child ENGINE
-//! PROPERTY N` runs one property for `N` test cases and prints its rate (the
-//! load is not timed). `--suite NAME=PATH` also times a test binary of
+//! Test cases per CPU-second: hegeltest loads its engine once per process,
+//! so each measurement runs in a child process of this one: `--child ENGINE
+//! PROPERTY N` runs one property for `N` test cases and prints its rate per
+//! CPU-second of the whole process (every thread; the load is not timed),
+//! then its wall-clock rate, which is not used (the machine's other load
+//! distorts it). `--suite NAME=PATH` also times a test binary of
 //! hegeltest 0.51.0 (`test_shrink_quality`, `test_find_quality`) whole, run
 //! from `--suite-dir`. The driver alternates the engines round by round
 //! (which goes first alternates too) and prints the medians and ratios.
@@ -39,21 +41,31 @@ struct Stack {
 impl Stack {
     #[rule]
     fn push(&mut self, tc: TestCase) {
+        ELEMENTS.set(ELEMENTS.get() + 1);
         let x: i64 = tc.draw(gs::integers::<i64>());
         self.items.push(x);
     }
 
     #[rule]
     fn pop(&mut self, _: TestCase) {
+        ELEMENTS.set(ELEMENTS.get() + 1);
         self.items.pop();
     }
 
     #[rule]
     fn push_then_pop(&mut self, tc: TestCase) {
+        ELEMENTS.set(ELEMENTS.get() + 1);
         let x: i64 = tc.draw(gs::integers::<i64>());
         self.items.push(x);
         assert_eq!(self.items.pop(), Some(x));
     }
+}
+
+thread_local! {
+    /// Elements of the vectors drawn so far, or rule steps the state
+    /// machine ran (engines size collections and runs differently: the mean
+    /// length tells how much work a test case is).
+    static ELEMENTS: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Runs `property` for `n` test cases; returns how many ran.
@@ -71,6 +83,7 @@ fn run(property: &str, n: u64) -> u64 {
         "vec" => Hegel::new(|tc: TestCase| {
             let xs: Vec<i64> = tc.draw(gs::vecs(gs::integers::<i64>()));
             count();
+            ELEMENTS.set(ELEMENTS.get() + xs.len() as u64);
             black_box(xs);
         })
         .settings(settings(n))
@@ -130,8 +143,10 @@ fn lib_dir(engine: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| panic!("{var} names {engine}'s libhegel_c.so"))
 }
 
-/// Test cases per second of `property` on `engine`, in a child process.
-fn child(engine: &str, property: &str, n: u64) -> f64 {
+/// Test cases per CPU-second of `property` on `engine`, in a child process,
+/// and the mean number of vector elements or rule steps per test case (0
+/// for the other properties).
+fn child(engine: &str, property: &str, n: u64) -> (f64, f64) {
     let exe = std::env::current_exe().expect("own path");
     let output = Command::new(exe)
         .args(["--child", engine, property, &n.to_string()])
@@ -139,12 +154,30 @@ fn child(engine: &str, property: &str, n: u64) -> f64 {
         .output()
         .expect("child runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    stdout.trim().parse().unwrap_or_else(|_| {
-        panic!(
+    // Test cases per CPU-second, per wall-clock second, mean length.
+    let figures: Vec<f64> = stdout
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    match figures[..] {
+        [cpu_rate, _, mean_length] => (cpu_rate, mean_length),
+        _ => panic!(
             "{engine} {property}: {stdout}\n{}",
             String::from_utf8_lossy(&output.stderr)
-        )
-    })
+        ),
+    }
+}
+
+/// CPU seconds (user and system) of this process so far.
+fn own_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// CPU seconds (user and system) of the children waited for so far.
@@ -197,9 +230,17 @@ fn main() {
         let (property, n) = (&args[3], args[4].parse().expect("count"));
         // Load the engine before timing: the first run pays for dlopen.
         run(property, 1);
+        let cpu = own_cpu();
         let start = Instant::now();
+        ELEMENTS.set(0);
         let runs = run(property, n);
-        println!("{}", runs as f64 / start.elapsed().as_secs_f64());
+        let wall = start.elapsed().as_secs_f64();
+        let cpu = own_cpu() - cpu;
+        // The rate per CPU-second of this process (every thread of it,
+        // whatever engine runs there): the machine's other load does not
+        // distort it as it does the wall-clock rate, printed second.
+        let mean_length = ELEMENTS.get() as f64 / runs.max(1) as f64;
+        println!("{} {} {mean_length}", runs as f64 / cpu, runs as f64 / wall);
         return;
     }
     let n = argument("--test-cases", 20_000);
@@ -230,22 +271,44 @@ fn main() {
             continue;
         }
         let (mut lib, mut geist) = (Vec::new(), Vec::new());
+        let (mut lib_length, mut geist_length) = (Vec::new(), Vec::new());
         for round in 0..rounds {
             for engine in order(round) {
-                let rate = child(engine, property, n);
+                let (rate, length) = child(engine, property, n);
                 if engine == "geist" {
-                    geist.push(rate)
+                    geist.push(rate);
+                    geist_length.push(length);
                 } else {
-                    lib.push(rate)
+                    lib.push(rate);
+                    lib_length.push(length);
                 }
             }
         }
         eprintln!("{property}: libhegel {lib:.0?} geist {geist:.0?}");
-        let (lib, geist) = (median(lib), median(geist));
+        let (lib_rate, geist_rate) = (median(lib.clone()), median(geist.clone()));
         println!(
-            "| {name}: test cases/s ({n} per run, median of {rounds}) | {lib:.0} | {geist:.0} | {:.2}x |",
-            geist / lib
+            "| {name}: test cases per CPU-second ({n} per run, median of {rounds}) | {lib_rate:.0} | {geist_rate:.0} | {:.2}x |",
+            geist_rate / lib_rate
         );
+        if property == "vec" || property == "state_machine" {
+            // The engines size unbounded collections and state machine
+            // runs differently; per element or step, the work is comparable.
+            let elements = |rates: &[f64], lengths: &[f64]| {
+                median(rates.iter().zip(lengths).map(|(r, l)| r * l).collect())
+            };
+            let (lib_elements, geist_elements) =
+                (elements(&lib, &lib_length), elements(&geist, &geist_length));
+            let unit = if property == "vec" { "elements" } else { "rule steps" };
+            println!(
+                "| {name}: mean {unit} per test case | {:.1} | {:.1} | |",
+                median(lib_length),
+                median(geist_length)
+            );
+            println!(
+                "| {name}: {unit} per CPU-second | {lib_elements:.0} | {geist_elements:.0} | {:.2}x |",
+                geist_elements / lib_elements
+            );
+        }
     }
     // --suite NAME=PATH: a test binary of hegeltest 0.51.0, timed whole.
     for spec in arguments("--suite") {

@@ -114,6 +114,17 @@ fn category_code(c: u32) -> &'static str {
     }
 }
 
+/// Slots of [`category_slot`]: one per pair of letters.
+const CATEGORY_SLOTS: usize = 26 * 26;
+
+/// A two-letter category code's slot in a table of [`CATEGORY_SLOTS`]
+/// (every code is an upper-case letter then a lower-case one).
+fn category_slot(code: &str) -> usize {
+    let letter = |b: Option<&u8>, base: u8| usize::from(b.map_or(0, |b| b.wrapping_sub(base)) % 26);
+    let bytes = code.as_bytes();
+    letter(bytes.first(), b'A') * 26 + letter(bytes.get(1), b'a')
+}
+
 /// Expands category names (major letters or two-letter codes) to two-letter codes.
 pub fn expand_categories(names: &[String]) -> Result<Vec<&'static str>, CharSetError> {
     let mut out = Vec::new();
@@ -226,10 +237,17 @@ impl CharSet {
                 push_without_surrogates(&mut intervals, min, max);
             }
             Some(cats) => {
+                // Membership by a table over the two letters of a category
+                // code, not by comparing strings: this walks every code
+                // point in range (over a million for text()).
+                let mut member = [false; CATEGORY_SLOTS];
+                for cat in cats {
+                    member[category_slot(cat)] = true;
+                }
                 let mut run: Option<(u32, u32)> = None;
                 if min <= max {
                     for c in min..=max {
-                        if cats.contains(&category_code(c)) {
+                        if member[category_slot(category_code(c))] {
                             run = match run {
                                 Some((a, b)) if b + 1 == c => Some((a, c)),
                                 Some(done) => {
@@ -398,6 +416,13 @@ fn push_without_surrogates(out: &mut Vec<(u32, u32)>, min: u32, max: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_category_has_its_own_slot() {
+        let slots: std::collections::HashSet<usize> =
+            ALL_CATEGORIES.iter().map(|c| category_slot(c)).collect();
+        assert_eq!(slots.len(), ALL_CATEGORIES.len());
+    }
 
     fn spec() -> CharSetSpec {
         CharSetSpec::default()

@@ -104,6 +104,16 @@ pub struct TestData {
     recent_integers: Vec<i128>,
 }
 
+/// Empty vectors, with their capacity, that a finished test case passes on
+/// to the next ([`TestData::take_buffers`]).
+#[derive(Debug, Default)]
+pub struct Buffers {
+    nodes: Vec<ChoiceNode>,
+    spans: Vec<Span>,
+    open_spans: Vec<usize>,
+    recent_integers: Vec<i128>,
+}
+
 /// The largest number of choices one test case may make.
 pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
 
@@ -147,6 +157,35 @@ impl TestData {
             misaligned: false,
             draw_seconds: 0.0,
             recent_integers: Vec::new(),
+        }
+    }
+
+    /// Takes this test case's choice and span vectors, emptied, for another
+    /// test case to write into ([`TestData::reuse_buffers`]). A run that
+    /// passes them on writes each test case's choices into memory that is
+    /// already in cache, instead of growing fresh vectors every time.
+    pub fn take_buffers(&mut self) -> Buffers {
+        let mut buffers = Buffers {
+            nodes: std::mem::take(&mut self.nodes),
+            spans: std::mem::take(&mut self.spans),
+            open_spans: std::mem::take(&mut self.open_spans),
+            recent_integers: std::mem::take(&mut self.recent_integers),
+        };
+        buffers.nodes.clear();
+        buffers.spans.clear();
+        buffers.open_spans.clear();
+        buffers.recent_integers.clear();
+        buffers
+    }
+
+    /// Writes this test case's choices and spans into `buffers` (from
+    /// [`TestData::take_buffers`]); only before it has made any.
+    pub fn reuse_buffers(&mut self, buffers: Buffers) {
+        if self.nodes.is_empty() && self.spans.is_empty() && self.recent_integers.is_empty() {
+            self.nodes = buffers.nodes;
+            self.spans = buffers.spans;
+            self.open_spans = buffers.open_spans;
+            self.recent_integers = buffers.recent_integers;
         }
     }
 
@@ -285,6 +324,7 @@ impl TestData {
             return Err(StopTest);
         }
         let index = self.nodes.len();
+        let is_forced = forced.is_some();
         let value = if let Some(forced) = forced {
             self.splice.pop_front();
             forced
@@ -300,7 +340,7 @@ impl TestData {
             match &mut self.mode {
                 Mode::Generate(source) => {
                     let copied = self.splice.pop_front().filter(|v| constraints.permits(v));
-                    if copied.is_none() {
+                    if copied.is_none() && !self.splice.is_empty() {
                         self.splice.clear();
                     }
                     let v = match copied {
@@ -331,7 +371,7 @@ impl TestData {
         self.nodes.push(ChoiceNode {
             constraints,
             value: value.clone(),
-            forced: false,
+            forced: is_forced,
         });
         Ok(value)
     }
@@ -351,7 +391,6 @@ impl TestData {
             Some(ChoiceValue::Integer(v)),
             crate::random::integer,
         )?;
-        self.mark_last_forced();
         Ok(v)
     }
 
@@ -384,7 +423,6 @@ impl TestData {
             Some(ChoiceValue::Boolean(v)),
             crate::random::boolean,
         )?;
-        self.mark_last_forced();
         Ok(v)
     }
 
@@ -409,12 +447,6 @@ impl TestData {
         )? {
             ChoiceValue::String(v) => Ok(v),
             _ => unreachable!("string constraints produce strings"),
-        }
-    }
-
-    fn mark_last_forced(&mut self) {
-        if let Some(last) = self.nodes.last_mut() {
-            last.forced = true;
         }
     }
 }
@@ -480,7 +512,9 @@ impl Collection {
     }
 
     fn close_element(&mut self, data: &mut TestData) {
-        data.splice.clear();
+        if !data.splice.is_empty() {
+            data.splice.clear();
+        }
         if let Some(start) = self.element_start.take() {
             let end = data.nodes.len();
             data.record_span(labels::COLLECTION_ELEMENT, start, end);
@@ -590,8 +624,31 @@ const COPY_PROBABILITY: f64 = 0.1;
 /// The earlier elements a collection remembers as copy sources.
 const MAX_COPY_SOURCES: usize = 64;
 
-/// The probability of continuing that gives the desired average number of extra elements.
+/// The probability of continuing that gives the desired average number of
+/// extra elements. A bounded collection's is solved for (50 bisection steps),
+/// so the last few answers are kept per thread: a test draws the same few
+/// collections in every test case.
 fn continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
+    type Solved = [(u64, usize, f64); 8];
+    thread_local! {
+        static SOLVED: std::cell::Cell<(Solved, usize)> =
+            const { std::cell::Cell::new(([(u64::MAX, 0, 0.0); 8], 0)) };
+    }
+    if desired_extra <= 0.0 || max_extra == 0 || max_extra == usize::MAX {
+        return solve_continue_probability(desired_extra, max_extra);
+    }
+    let key = (desired_extra.to_bits(), max_extra);
+    let (mut solved, next) = SOLVED.get();
+    if let Some(&(_, _, p)) = solved.iter().find(|(d, m, _)| (*d, *m) == key) {
+        return p;
+    }
+    let p = solve_continue_probability(desired_extra, max_extra);
+    solved[next] = (key.0, key.1, p);
+    SOLVED.set((solved, (next + 1) % solved.len()));
+    p
+}
+
+fn solve_continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
     if desired_extra <= 0.0 || max_extra == 0 {
         return 0.0;
     }

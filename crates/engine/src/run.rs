@@ -8,7 +8,7 @@
 //! shrinks each distinct failure.
 
 use crate::choice::{ChoiceValue, sequence_cmp};
-use crate::data::{DEFAULT_MAX_CHOICES, Status, TestData};
+use crate::data::{Buffers, DEFAULT_MAX_CHOICES, Status, TestData};
 use crate::database::{ExampleDatabase, KeyedDatabase};
 use crate::health::{
     Counts, Flakiness, HealthCheck, HealthCheckFailure, HealthMonitor, StopReason,
@@ -216,6 +216,8 @@ struct Runner<'s, 't, 'd> {
     small_overruns: u64,
     small_overruns_in_a_row: u32,
     health: HealthMonitor,
+    /// The last generated test case's vectors, for the next to reuse.
+    buffers: Buffers,
 }
 
 /// The shrinker's way to run candidates: through the runner, so every test
@@ -273,6 +275,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 settings.max_choices,
                 settings.too_slow_seconds,
             ),
+            buffers: Buffers::default(),
         }
     }
 
@@ -534,6 +537,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 }
             }
             let mut data = TestData::generating(prefix, source, max_choices);
+            data.reuse_buffers(std::mem::take(&mut self.buffers));
             self.execute(&mut data);
             // Mutations come in chains, as Hypothesis' do: a generated test
             // case (valid or invalid) starts one half the time; a mutation
@@ -617,6 +621,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
             }
+            self.buffers = data.take_buffers();
         }
     }
 

@@ -29,32 +29,104 @@
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
 use crate::random::Source;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// How test cases made the choice at a node.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Forcing {
     /// No test case has made it yet.
     #[default]
     Unknown,
     /// Freely (from the prefix, the random source or the simplest value).
     Free,
-    /// Forced to this value.
-    To(ChoiceValue),
+    /// Forced, always to the same value: the key of the node's only child
+    /// (no child when the tree had stopped growing).
+    Forced,
     /// Differently by different test cases (not deterministic).
     Mixed,
 }
 
-#[derive(Default)]
+/// A node's index in the tree's arena.
+type NodeId = u32;
+
+/// Interned constraints' index (see [`DataTree::intern`]); [`UNKNOWN`] when
+/// no test case has made the node's choice yet.
+type ConstraintsId = u32;
+const UNKNOWN: ConstraintsId = u32::MAX;
+
+/// Children by value: a fast, deterministic hash (iteration order never
+/// depends on a random seed).
+type ChildMap = HashMap<ChoiceValue, NodeId, foldhash::fast::FixedState>;
+
+/// One choice position reached by some test case. Kept small (the tree
+/// holds up to a million of them, 48 bytes each): constraints are interned,
+/// the first child is kept inline (most nodes of a run's tree have one: a
+/// path of fresh random choices) and a branching node's children move to a
+/// map beside the nodes; the forced value is the only child's key; and
+/// exhausted children are counted as they become exhausted rather than
+/// recounted.
 struct TreeNode {
-    constraints: Option<Constraints>,
+    /// The value of the node's only child; `None` when it has none or
+    /// several (`branching`).
+    first: Option<ChoiceValue>,
+    /// The only child's node, or the index of the children's map in
+    /// [`DataTree::branches`] when `branching`.
+    child: NodeId,
+    /// What the choice here permitted (interned), as the first test case
+    /// that made it asked.
+    constraints: ConstraintsId,
+    /// How many children are exhausted.
+    exhausted_children: u32,
     /// Whether the choice here was forced (a collection below its minimum
-    /// size or at its maximum) and to what.
+    /// size or at its maximum).
     forcing: Forcing,
-    children: HashMap<ChoiceValue, usize>,
+    /// Whether the children are in a map of [`DataTree::branches`].
+    branching: bool,
     /// Whether some test case ended exactly here.
     ends_here: bool,
     /// Every path through this node has been run.
     exhausted: bool,
+}
+
+impl TreeNode {
+    fn new() -> TreeNode {
+        TreeNode {
+            first: None,
+            child: 0,
+            constraints: UNKNOWN,
+            exhausted_children: 0,
+            forcing: Forcing::Unknown,
+            branching: false,
+            ends_here: false,
+            exhausted: false,
+        }
+    }
+}
+
+/// What interning tells constraints apart by: exactly equal constraints
+/// (the same alphabet object for strings) share one entry.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum ConstraintsKey {
+    Integer(Option<i128>, Option<i128>, i128),
+    Float(u64, u64, bool, u8),
+    Boolean(u64),
+    Bytes(usize, usize),
+    String(usize, usize, usize),
+}
+
+fn key_of(c: &Constraints) -> ConstraintsKey {
+    match c {
+        Constraints::Integer(i) => ConstraintsKey::Integer(i.min, i.max, i.shrink_towards),
+        Constraints::Float(f) => {
+            ConstraintsKey::Float(f.min.to_bits(), f.max.to_bits(), f.allow_nan, f.width)
+        }
+        Constraints::Boolean { p } => ConstraintsKey::Boolean(p.to_bits()),
+        Constraints::Bytes(s) => ConstraintsKey::Bytes(s.min_size, s.max_size),
+        // The table keeps the alphabet alive, so its address stays its own.
+        Constraints::String { alphabet, size } => {
+            ConstraintsKey::String(Arc::as_ptr(alphabet) as usize, size.min_size, size.max_size)
+        }
+    }
 }
 
 /// The paths of all test cases run so far.
@@ -62,13 +134,28 @@ pub struct DataTree {
     nodes: Vec<TreeNode>,
     /// Stop growing past this many nodes (the check then covers known paths only).
     max_nodes: usize,
+    /// The children of branching nodes, by value.
+    branches: Vec<ChildMap>,
+    /// Interned constraints, by [`ConstraintsId`].
+    constraints: Vec<Constraints>,
+    interned: HashMap<ConstraintsKey, ConstraintsId, foldhash::fast::FixedState>,
+    /// The last two interned (a test case often alternates between two).
+    recent: [(ConstraintsKey, ConstraintsId); 2],
+    /// A reusable buffer for the path of the test case being recorded.
+    path: Vec<NodeId>,
 }
 
 impl Default for DataTree {
     fn default() -> Self {
+        let none = (ConstraintsKey::Bytes(usize::MAX, 0), UNKNOWN);
         DataTree {
-            nodes: vec![TreeNode::default()],
+            nodes: vec![TreeNode::new()],
             max_nodes: 1 << 20,
+            branches: Vec::new(),
+            constraints: Vec::new(),
+            interned: HashMap::default(),
+            recent: [none, none],
+            path: Vec::new(),
         }
     }
 }
@@ -138,6 +225,97 @@ fn describe(c: &Constraints) -> String {
 }
 
 impl DataTree {
+    fn node(&self, at: NodeId) -> &TreeNode {
+        &self.nodes[at as usize]
+    }
+
+    fn node_mut(&mut self, at: NodeId) -> &mut TreeNode {
+        &mut self.nodes[at as usize]
+    }
+
+    /// The child of node `at` where `value` was chosen.
+    fn child(&self, at: NodeId, value: &ChoiceValue) -> Option<NodeId> {
+        let node = self.node(at);
+        match &node.first {
+            Some(first) => (first == value).then_some(node.child),
+            None if node.branching => self.branches[node.child as usize].get(value).copied(),
+            None => None,
+        }
+    }
+
+    /// The only child of node `at` (the forced value's), if it has exactly one.
+    fn only_child(&self, at: NodeId) -> Option<(&ChoiceValue, NodeId)> {
+        let node = self.node(at);
+        node.first.as_ref().map(|value| (value, node.child))
+    }
+
+    /// Adds `child` under node `at`, where `value` was chosen.
+    fn insert_child(&mut self, at: NodeId, value: ChoiceValue, child: NodeId) {
+        let branches = self.branches.len() as NodeId;
+        let node = &mut self.nodes[at as usize];
+        if node.branching {
+            self.branches[node.child as usize].insert(value, child);
+        } else if let Some(first) = node.first.take() {
+            let mut map = ChildMap::with_capacity_and_hasher(4, Default::default());
+            map.insert(first, node.child);
+            map.insert(value, child);
+            node.branching = true;
+            node.child = branches;
+            self.branches.push(map);
+        } else {
+            node.first = Some(value);
+            node.child = child;
+        }
+    }
+
+    /// How many children node `at` has.
+    fn child_count(&self, at: NodeId) -> usize {
+        let node = self.node(at);
+        match node.first {
+            Some(_) => 1,
+            None if node.branching => self.branches[node.child as usize].len(),
+            None => 0,
+        }
+    }
+
+    /// Node `at`'s children, with the values chosen for them.
+    fn children(&self, at: NodeId) -> Vec<(&ChoiceValue, NodeId)> {
+        let node = self.node(at);
+        match &node.first {
+            Some(first) => vec![(first, node.child)],
+            None if node.branching => self.branches[node.child as usize]
+                .iter()
+                .map(|(v, c)| (v, *c))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The constraints a node's choice was first made under (`None` when no
+    /// test case has made it).
+    fn constraints_of(&self, at: NodeId) -> Option<&Constraints> {
+        self.constraints.get(self.node(at).constraints as usize)
+    }
+
+    /// The id of constraints equal to `c`, adding them when new.
+    fn intern(&mut self, c: &Constraints) -> ConstraintsId {
+        let key = key_of(c);
+        if let Some(&(_, id)) = self.recent.iter().find(|(k, _)| *k == key) {
+            return id;
+        }
+        let id = match self.interned.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.constraints.len() as ConstraintsId;
+                self.constraints.push(c.clone());
+                self.interned.insert(key, id);
+                id
+            }
+        };
+        self.recent = [(key, id), self.recent[0]];
+        id
+    }
+
     /// Records a test case's choices. Returns whether the test case was new
     /// (no earlier one made the same choices); once the tree has stopped
     /// growing, unknown paths count as new. An error describes where its
@@ -155,22 +333,36 @@ impl DataTree {
         ended: bool,
         kills: &[usize],
     ) -> Result<bool, String> {
-        let mut at = 0usize;
-        let mut path = Vec::with_capacity(nodes.len());
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        let outcome = self.record_along(nodes, ended, kills, &mut path);
+        self.path = path;
+        outcome
+    }
+
+    fn record_along(
+        &mut self,
+        nodes: &[ChoiceNode],
+        ended: bool,
+        kills: &[usize],
+        path: &mut Vec<NodeId>,
+    ) -> Result<bool, String> {
+        let mut at: NodeId = 0;
         for (i, node) in nodes.iter().enumerate() {
             path.push(at);
-            let forcing = match node.forced {
-                true => Forcing::To(node.value.clone()),
-                false => Forcing::Free,
+            let known = self.node(at);
+            let forcing = match (known.forcing, node.forced) {
+                (Forcing::Unknown, false) => Forcing::Free,
+                (Forcing::Unknown, true) => Forcing::Forced,
+                (Forcing::Free, true) | (Forcing::Forced, false) => Forcing::Mixed,
+                // Forced again: to the same value as before?
+                (Forcing::Forced, true) => match self.only_child(at) {
+                    Some((value, _)) if *value != node.value => Forcing::Mixed,
+                    _ => Forcing::Forced,
+                },
+                (other, _) => other,
             };
-            let known = &mut self.nodes[at].forcing;
-            match known {
-                Forcing::Unknown => *known = forcing,
-                Forcing::Mixed => {}
-                _ if *known != forcing => *known = Forcing::Mixed,
-                _ => {}
-            }
-            match &self.nodes[at].constraints {
+            match self.constraints_of(at) {
                 Some(previous) if !same_kind(previous, &node.constraints) => {
                     return Err(format!(
                         "choice {} asked for {} where an earlier test case with the same earlier choices asked for {}",
@@ -180,30 +372,34 @@ impl DataTree {
                     ));
                 }
                 Some(_) => {}
-                None => self.nodes[at].constraints = Some(node.constraints.clone()),
+                None => {
+                    let id = self.intern(&node.constraints);
+                    self.node_mut(at).constraints = id;
+                }
             }
-            at = match self.nodes[at].children.get(&node.value) {
-                Some(&child) => child,
+            self.node_mut(at).forcing = forcing;
+            at = match self.child(at, &node.value) {
+                Some(child) => child,
                 None if self.nodes.len() < self.max_nodes => {
-                    let child = self.nodes.len();
-                    self.nodes.push(TreeNode::default());
-                    self.nodes[at].children.insert(node.value.clone(), child);
+                    let child = self.nodes.len() as NodeId;
+                    self.nodes.push(TreeNode::new());
+                    self.insert_child(at, node.value.clone(), child);
                     child
                 }
                 None => return Ok(true),
             };
         }
-        let new = !self.nodes[at].ends_here;
+        let new = !self.node(at).ends_here;
         if ended {
-            self.nodes[at].ends_here = true;
-            if self.nodes[at].children.is_empty() {
-                self.mark_exhausted(at, &path);
+            self.node_mut(at).ends_here = true;
+            if self.child_count(at) == 0 {
+                self.mark_exhausted(at, path);
             }
         }
         for &position in kills {
             match position.cmp(&path.len()) {
                 std::cmp::Ordering::Less => self.mark_exhausted(path[position], &path[..position]),
-                std::cmp::Ordering::Equal => self.mark_exhausted(at, &path),
+                std::cmp::Ordering::Equal => self.mark_exhausted(at, path),
                 std::cmp::Ordering::Greater => {}
             }
         }
@@ -211,17 +407,19 @@ impl DataTree {
     }
 
     /// Marks node `at` exhausted, then each ancestor (`path` leads from the
-    /// root to `at`) whose every permitted value is now exhausted.
-    fn mark_exhausted(&mut self, at: usize, path: &[usize]) {
-        if self.nodes[at].exhausted {
+    /// root to `at`'s parent) whose every permitted value is now exhausted.
+    fn mark_exhausted(&mut self, at: NodeId, path: &[NodeId]) {
+        if self.node(at).exhausted {
             return;
         }
-        self.nodes[at].exhausted = true;
+        self.node_mut(at).exhausted = true;
         for &parent in path.iter().rev() {
-            if self.nodes[parent].exhausted || !self.all_values_exhausted(parent) {
+            // One more of the parent's children is exhausted.
+            self.node_mut(parent).exhausted_children += 1;
+            if self.node(parent).exhausted || !self.all_values_exhausted(parent) {
                 break;
             }
-            self.nodes[parent].exhausted = true;
+            self.node_mut(parent).exhausted = true;
         }
     }
 
@@ -229,21 +427,22 @@ impl DataTree {
     /// or one under which everything has run): a test case starting with it
     /// explores nothing new.
     pub fn prefix_is_exhausted(&self, prefix: &[ChoiceValue]) -> bool {
-        let mut at = 0usize;
+        let mut at: NodeId = 0;
         for value in prefix {
-            if self.nodes[at].exhausted {
+            let node = self.node(at);
+            if node.exhausted {
                 return true;
             }
-            let value = match &self.nodes[at].forcing {
-                Forcing::To(forced) => forced,
-                _ => value,
+            let next = match node.forcing {
+                Forcing::Forced => self.only_child(at).map(|(_, child)| child),
+                _ => self.child(at, value),
             };
-            match self.nodes[at].children.get(value) {
-                Some(&child) => at = child,
+            match next {
+                Some(child) => at = child,
                 None => return false,
             }
         }
-        self.nodes[at].exhausted
+        self.node(at).exhausted
     }
 
     /// A prefix for the next generated test case that leads somewhere new:
@@ -255,40 +454,46 @@ impl DataTree {
     pub fn novel_prefix(&self, source: &mut Source) -> Vec<ChoiceValue> {
         const DRAWS: usize = 10;
         let mut prefix = Vec::new();
-        let mut at = 0usize;
+        let mut at: NodeId = 0;
         loop {
-            let node = &self.nodes[at];
+            let node = self.node(at);
             if node.exhausted || node.ends_here {
                 return prefix;
             }
-            let Some(constraints) = &node.constraints else {
+            let Some(constraints) = self.constraints_of(at) else {
                 return prefix;
             };
-            let value = match &node.forcing {
-                Forcing::To(forced) => forced.clone(),
+            match node.forcing {
+                Forcing::Forced => match self.only_child(at) {
+                    Some((value, child)) => {
+                        prefix.push(value.clone());
+                        at = child;
+                    }
+                    None => return prefix,
+                },
                 Forcing::Free => {
                     let mut chosen = None;
                     for _ in 0..DRAWS {
                         let v = crate::random::any(source, constraints);
-                        match node.children.get(&v) {
-                            Some(&child) if self.nodes[child].exhausted => continue,
+                        match self.child(at, &v) {
+                            Some(child) if self.node(child).exhausted => continue,
                             _ => {
                                 chosen = Some(v);
                                 break;
                             }
                         }
                     }
-                    match chosen.or_else(|| self.unexhausted_value(at, source)) {
-                        Some(v) => v,
+                    let Some(value) = chosen.or_else(|| self.unexhausted_value(at, source)) else {
+                        return prefix;
+                    };
+                    let next = self.child(at, &value);
+                    prefix.push(value);
+                    match next {
+                        Some(child) => at = child,
                         None => return prefix,
                     }
                 }
                 Forcing::Unknown | Forcing::Mixed => return prefix,
-            };
-            prefix.push(value.clone());
-            match node.children.get(&value) {
-                Some(&child) => at = child,
-                None => return prefix,
             }
         }
     }
@@ -296,17 +501,26 @@ impl DataTree {
     /// A value at node `at` that does not lead to an exhausted node, when
     /// random draws kept hitting exhausted ones: one never made there (for
     /// a counted choice) or a known child that is not exhausted.
-    fn unexhausted_value(&self, at: usize, source: &mut Source) -> Option<ChoiceValue> {
-        let node = &self.nodes[at];
-        let constraints = node.constraints.as_ref()?;
-        let open: Vec<&ChoiceValue> = node
-            .children
-            .iter()
-            .filter(|&(_, &child)| !self.nodes[child].exhausted)
+    fn unexhausted_value(&self, at: NodeId, source: &mut Source) -> Option<ChoiceValue> {
+        let constraints = self.constraints_of(at)?;
+        // Counted, not searched for: a node with many children (an
+        // unbounded integer after thousands of test cases), all exhausted,
+        // has none open, and costs nothing to ask.
+        let open_children = self
+            .child_count(at)
+            .saturating_sub(self.node(at).exhausted_children as usize);
+        let children = if open_children > 0 {
+            self.children(at)
+        } else {
+            Vec::new()
+        };
+        let open: Vec<&ChoiceValue> = children
+            .into_iter()
+            .filter(|&(_, child)| !self.node(child).exhausted)
             .map(|(v, _)| v)
             .collect();
         let unseen = permitted_values(constraints).and_then(|n| {
-            let seen = node.children.len() as u128;
+            let seen = self.child_count(at) as u128;
             if seen >= n {
                 return None;
             }
@@ -314,7 +528,7 @@ impl DataTree {
             let start = source.up_to_u128(n - 1);
             (0..n)
                 .map(|k| value_at(constraints, (start + k) % n))
-                .find(|v| v.as_ref().is_some_and(|v| !node.children.contains_key(v)))
+                .find(|v| v.as_ref().is_some_and(|v| self.child(at, v).is_none()))
                 .flatten()
         });
         match unseen {
@@ -330,23 +544,18 @@ impl DataTree {
 
     /// Whether every test case the run could generate has run.
     pub fn is_exhausted(&self) -> bool {
-        self.nodes[0].exhausted
+        self.node(0).exhausted
     }
 
     /// Whether each value the choice at `at` permits leads to an exhausted node.
-    fn all_values_exhausted(&self, at: usize) -> bool {
-        let node = &self.nodes[at];
-        let permitted = match (&node.forcing, &node.constraints) {
-            (Forcing::To(_), _) => Some(1),
-            (Forcing::Free, Some(constraints)) => permitted_values(constraints),
+    fn all_values_exhausted(&self, at: NodeId) -> bool {
+        let node = self.node(at);
+        let permitted = match node.forcing {
+            Forcing::Forced => Some(1),
+            Forcing::Free => self.constraints_of(at).and_then(permitted_values),
             _ => None,
         };
-        let exhausted = node
-            .children
-            .values()
-            .filter(|&&child| self.nodes[child].exhausted)
-            .count() as u128;
-        permitted.is_some_and(|n| exhausted >= n)
+        permitted.is_some_and(|n| u128::from(node.exhausted_children) >= n)
     }
 
     /// Whether replaying `choices` (simplest values past them, as
@@ -354,13 +563,13 @@ impl DataTree {
     /// walk a path some earlier test case walked to its end: its outcome is
     /// then already known. False when any step is unknown or ambiguous.
     pub fn replay_is_known(&self, choices: &[ChoiceValue]) -> bool {
-        let (mut at, mut i) = (0usize, 0usize);
+        let (mut at, mut i) = (0, 0usize);
         loop {
-            let node = &self.nodes[at];
+            let node = self.node(at);
             if node.ends_here {
                 // A deterministic test always ends here after these choices;
                 // if some test case also went on from here, it is not.
-                return node.children.is_empty();
+                return self.child_count(at) == 0;
             }
             match self.replay_step(at, choices.get(i)) {
                 Some(child) => at = child,
@@ -374,9 +583,9 @@ impl DataTree {
     /// where they stop (after any forced choices, which need none), a test
     /// case went on drawing freely, and none ended there.
     pub fn replay_runs_past(&self, choices: &[ChoiceValue]) -> bool {
-        let mut at = 0usize;
+        let mut at: NodeId = 0;
         for value in choices {
-            if self.nodes[at].ends_here {
+            if self.node(at).ends_here {
                 return false;
             }
             match self.replay_step(at, Some(value)) {
@@ -385,13 +594,13 @@ impl DataTree {
             }
         }
         loop {
-            let node = &self.nodes[at];
-            if node.ends_here {
+            let node = self.node(at);
+            if node.ends_here || node.constraints == UNKNOWN {
                 return false;
             }
-            match (&node.forcing, &node.constraints) {
-                (Forcing::Free, Some(_)) => return true,
-                (Forcing::To(_), Some(_)) => match self.replay_step(at, None) {
+            match node.forcing {
+                Forcing::Free => return true,
+                Forcing::Forced => match self.replay_step(at, None) {
                     Some(child) => at = child,
                     None => return false,
                 },
@@ -405,16 +614,15 @@ impl DataTree {
     /// choice ignores it, a misfit or a missing one is the simplest value.
     /// `None` when the tree cannot tell (nothing known, not deterministic,
     /// or a value no test case took there).
-    fn replay_step(&self, at: usize, offered: Option<&ChoiceValue>) -> Option<usize> {
-        let node = &self.nodes[at];
-        let constraints = node.constraints.as_ref()?;
-        let value = match (&node.forcing, offered) {
-            (Forcing::To(forced), _) => forced.clone(),
-            (Forcing::Unknown | Forcing::Mixed, _) => return None,
-            (Forcing::Free, Some(v)) if constraints.permits(v) => v.clone(),
-            (Forcing::Free, _) => constraints.simplest(),
-        };
-        node.children.get(&value).copied()
+    fn replay_step(&self, at: NodeId, offered: Option<&ChoiceValue>) -> Option<NodeId> {
+        let node = self.node(at);
+        let constraints = self.constraints_of(at)?;
+        match (node.forcing, offered) {
+            (Forcing::Forced, _) => self.only_child(at).map(|(_, child)| child),
+            (Forcing::Unknown | Forcing::Mixed, _) => None,
+            (Forcing::Free, Some(v)) if constraints.permits(v) => self.child(at, v),
+            (Forcing::Free, _) => self.child(at, &constraints.simplest()),
+        }
     }
 }
 
@@ -572,6 +780,12 @@ mod tests {
                 .unwrap();
         }
         assert!(!tree.is_exhausted());
+    }
+
+    #[test]
+    fn nodes_stay_small() {
+        // A million of them may be held: each byte is a megabyte.
+        assert!(std::mem::size_of::<TreeNode>() <= 48);
     }
 
     #[test]

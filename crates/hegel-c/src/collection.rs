@@ -8,7 +8,7 @@ use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::generate::size_bounds;
 use crate::handles::{self, handled};
-use crate::test_case::{handle, hegel_test_case_t};
+use crate::test_case::{handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::choice::IntegerConstraints;
 use geist_engine::data::Collection;
@@ -83,12 +83,14 @@ pub extern "C" fn hegel_collection_more(
     out_more: *mut bool,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        let collection = handles::get::<CollectionHandle, _>(collection)?;
-        require(out_more, "out_more")?;
-        let mut sizing = lock(&collection.sizing, "collection")?;
-        let more = tc.draw(|data| Ok(sizing.more(data)?))?;
-        write(out_more, more, "out_more")
+        with_handle(tc, |tc| {
+            handles::with::<CollectionHandle, _, _>(collection, |collection| {
+                require(out_more, "out_more")?;
+                let mut sizing = lock(&collection.sizing, "collection")?;
+                let more = tc.draw(|data| Ok(sizing.more(data)?))?;
+                write(out_more, more, "out_more")
+            })?
+        })
     })
 }
 

@@ -57,21 +57,24 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Runs the body of an exported function: checks the context, catches
 /// panics, records the outcome on the context and returns its code.
 pub fn guard(ctx: *const hegel_context_t, body: impl FnOnce() -> AbiResult) -> hegel_result_t {
-    let context = if ctx.is_null() {
-        None
-    } else {
-        match handles::get::<Context, _>(ctx) {
-            Ok(context) => Some(context),
-            Err(error) => return error.code(),
-        }
-    };
-    let outcome = match catch_unwind(AssertUnwindSafe(body)) {
+    let run = || match catch_unwind(AssertUnwindSafe(body)) {
         Ok(outcome) => outcome,
         Err(payload) => Err(AbiError::Internal(panic_message(payload.as_ref()))),
     };
-    if let Some(context) = context {
-        context.record(&outcome);
-    }
+    let outcome = if ctx.is_null() {
+        run()
+    } else {
+        // The body runs with the context looked up, not copied out: no
+        // reference count is touched when this thread used it last.
+        match handles::with::<Context, _, _>(ctx, |context| {
+            let outcome = run();
+            context.record(&outcome);
+            outcome
+        }) {
+            Ok(outcome) => outcome,
+            Err(error) => return error.code(),
+        }
+    };
     match outcome {
         Ok(()) => hegel_result_t::HEGEL_OK,
         Err(error) => error.code(),

@@ -5,7 +5,7 @@
 use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
-use crate::test_case::{handle, hegel_test_case_t};
+use crate::test_case::{handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::TestData;
 use geist_engine::choice::{IntegerConstraints, SizeConstraints};
@@ -49,19 +49,20 @@ pub extern "C" fn hegel_generate_boolean(
     out_value: *mut bool,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        require(out_value, "out_value")?;
-        if !(0.0..=1.0).contains(&p) {
-            return Err(AbiError::arg(format!("p must be in [0, 1], got {p}")));
-        }
-        let value = tc.draw(|data| {
-            Ok(if has_forced {
-                data.force_boolean(p, forced)?
-            } else {
-                data.draw_boolean(p)?
-            })
-        })?;
-        write(out_value, value, "out_value")
+        with_handle(tc, |tc| {
+            require(out_value, "out_value")?;
+            if !(0.0..=1.0).contains(&p) {
+                return Err(AbiError::arg(format!("p must be in [0, 1], got {p}")));
+            }
+            let value = tc.draw(|data| {
+                Ok(if has_forced {
+                    data.force_boolean(p, forced)?
+                } else {
+                    data.draw_boolean(p)?
+                })
+            })?;
+            write(out_value, value, "out_value")
+        })
     })
 }
 
@@ -75,16 +76,17 @@ pub extern "C" fn hegel_generate_integer(
     out_value: *mut i64,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        require(out_value, "out_value")?;
-        if max_value < min_value {
-            return Err(AbiError::arg(format!(
-                "max_value {max_value} is below min_value {min_value}"
-            )));
-        }
-        let c = IntegerConstraints::bounded(i128::from(min_value), i128::from(max_value));
-        let value = tc.draw(|data| Ok(data.draw_integer(c)? as i64))?;
-        write(out_value, value, "out_value")
+        with_handle(tc, |tc| {
+            require(out_value, "out_value")?;
+            if max_value < min_value {
+                return Err(AbiError::arg(format!(
+                    "max_value {max_value} is below min_value {min_value}"
+                )));
+            }
+            let c = IntegerConstraints::bounded(i128::from(min_value), i128::from(max_value));
+            let value = tc.draw(|data| Ok(data.draw_integer(c)? as i64))?;
+            write(out_value, value, "out_value")
+        })
     })
 }
 

@@ -9,10 +9,22 @@
 //! foreign handle is simply not found, and the call returns
 //! `HEGEL_E_INVALID_HANDLE`. Objects sit in the slab behind an `Arc`, so one
 //! freed while another thread is still using it lives until that use ends.
+//!
+//! A frontend makes several calls per drawn value, each naming the same
+//! context and test case, so each thread remembers the last object it looked
+//! up of each kind: the same handle again is found without the slab. Every
+//! free of a kind moves that kind's count of frees on, and a remembered
+//! object counts only while the count is the one it was looked up under, so
+//! a freed handle is refused as before (a slot reused by the slab has a new
+//! key, never the remembered one). A thread forgets what it remembered of a
+//! handle when it frees it; another thread that remembered it drops its
+//! reference at its next lookup of that kind.
 
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
+use std::cell::RefCell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The slabs' layout: the top byte of every key is ours, for the kind tag.
 pub struct HandleConfig;
@@ -32,7 +44,15 @@ pub trait Handled: Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// The slab holding every live object of the kind.
     fn slab() -> &'static Slab<Arc<Self>, HandleConfig>;
+    /// How many objects of the kind have been freed.
+    fn frees() -> &'static AtomicU64;
+    /// This thread's last looked-up object of the kind.
+    fn remembered() -> &'static std::thread::LocalKey<Remembered<Self>>;
 }
+
+/// A thread's last looked-up object of one kind: its handle, the kind's
+/// count of frees when it was looked up, and the object.
+pub type Remembered<T> = RefCell<Option<(usize, u64, Arc<T>)>>;
 
 /// Declares a handled kind: its tag, its name and its slab.
 macro_rules! handled {
@@ -49,6 +69,18 @@ macro_rules! handled {
                     ::sharded_slab::Slab::new_with_config::<$crate::handles::HandleConfig>()
                 });
                 &SLAB
+            }
+            fn frees() -> &'static ::std::sync::atomic::AtomicU64 {
+                static FREES: ::std::sync::atomic::AtomicU64 =
+                    ::std::sync::atomic::AtomicU64::new(0);
+                &FREES
+            }
+            fn remembered() -> &'static ::std::thread::LocalKey<$crate::handles::Remembered<Self>> {
+                ::std::thread_local! {
+                    static REMEMBERED: $crate::handles::Remembered<$type> =
+                        const { ::std::cell::RefCell::new(None) };
+                }
+                &REMEMBERED
             }
         }
     };
@@ -82,13 +114,69 @@ fn key_of<T: Handled, H>(handle: *const H) -> Result<usize, AbiError> {
 
 /// The object behind a live handle.
 pub fn get<T: Handled, H>(handle: *const H) -> Result<Arc<T>, AbiError> {
+    let raw = handle as usize;
+    // Loaded before the slab is consulted: a free after this load makes the
+    // remembered object stale at the next lookup.
+    let frees = T::frees().load(Ordering::Acquire);
+    let hit = T::remembered().try_with(|remembered| match &*remembered.borrow() {
+        Some((h, f, object)) if *h == raw && *f == frees => Some(Arc::clone(object)),
+        _ => None,
+    });
+    if let Ok(Some(object)) = hit {
+        return Ok(object);
+    }
     let key = key_of::<T, H>(handle)?;
     match T::slab().get(key) {
-        Some(entry) => Ok(Arc::clone(&entry)),
+        Some(entry) => {
+            let object = Arc::clone(&entry);
+            drop(entry);
+            // Replacing the remembered object may drop the last reference
+            // to a freed one; that happens outside the borrow.
+            // (Not while this thread is inside `with` for the kind: the
+            // remembered object is borrowed then, and stays remembered.)
+            let previous = T::remembered()
+                .try_with(|remembered| {
+                    let mut remembered = remembered.try_borrow_mut().ok()?;
+                    remembered.replace((raw, frees, Arc::clone(&object)))
+                })
+                .ok()
+                .flatten();
+            drop(previous);
+            Ok(object)
+        }
         None => Err(AbiError::InvalidHandle(format!(
             "the {} handle {:#x} was freed or never existed",
             T::NAME,
             handle as usize
+        ))),
+    }
+}
+
+/// Runs `f` on the object behind a live handle. When this thread looked the
+/// handle up last (the common case: every call of a test case names the
+/// same one), no reference count is touched: atomic operations are most of
+/// what a lookup costs.
+pub fn with<T: Handled, H, R>(handle: *const H, f: impl FnOnce(&T) -> R) -> Result<R, AbiError> {
+    let raw = handle as usize;
+    let frees = T::frees().load(Ordering::Acquire);
+    let mut f = Some(f);
+    let hit = T::remembered().try_with(|remembered| {
+        let remembered = remembered.try_borrow().ok()?;
+        match &*remembered {
+            Some((h, seen, object)) if *h == raw && *seen == frees => f.take().map(|f| f(object)),
+            _ => None,
+        }
+    });
+    if let Ok(Some(result)) = hit {
+        return Ok(result);
+    }
+    let object = get::<T, H>(handle)?;
+    match f.take() {
+        Some(f) => Ok(f(&object)),
+        // `f` runs at most once, and only a hit takes it.
+        None => Err(AbiError::Internal(format!(
+            "the {} handle was looked up twice",
+            T::NAME
         ))),
     }
 }
@@ -101,7 +189,22 @@ pub fn free<T: Handled, H>(handle: *mut H) -> Result<Option<Arc<T>>, AbiError> {
     }
     let key = key_of::<T, H>(handle)?;
     match T::slab().take(key) {
-        Some(object) => Ok(Some(object)),
+        Some(object) => {
+            T::frees().fetch_add(1, Ordering::Release);
+            let raw = handle as usize;
+            let forgotten = T::remembered()
+                .try_with(|remembered| {
+                    let mut remembered = remembered.try_borrow_mut().ok()?;
+                    match &*remembered {
+                        Some((h, _, _)) if *h == raw => remembered.take(),
+                        _ => None,
+                    }
+                })
+                .ok()
+                .flatten();
+            drop(forgotten);
+            Ok(Some(object))
+        }
         None => Err(AbiError::InvalidHandle(format!(
             "the {} handle {:#x} was already freed or never existed",
             T::NAME,
@@ -156,6 +259,38 @@ mod tests {
                 .expect("null")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_remembered_handle_is_refused_once_freed() {
+        let h: *mut u8 = insert(Arc::new(Thing(3))).expect("inserts");
+        assert_eq!(with::<Thing, u8, u32>(h, |t| t.0).expect("live"), 3);
+        // Remembered now: found again without the slab.
+        assert_eq!(with::<Thing, u8, u32>(h, |t| t.0 + 1).expect("live"), 4);
+        assert_eq!(get::<Thing, u8>(h).expect("live").0, 3);
+        // Freed on another thread: this thread's memory of it is stale.
+        let raw = h as usize;
+        std::thread::spawn(move || free::<Thing, u8>(raw as *mut u8).map(drop))
+            .join()
+            .expect("joins")
+            .expect("frees");
+        assert!(matches!(
+            with::<Thing, u8, u32>(h, |t| t.0),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        assert!(matches!(
+            get::<Thing, u8>(h),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        // Nested lookups of the same kind work (the inner one is not remembered).
+        let a: *mut u8 = insert(Arc::new(Thing(10))).expect("inserts");
+        let b: *mut u8 = insert(Arc::new(Thing(20))).expect("inserts");
+        let sum = with::<Thing, u8, u32>(a, |x| {
+            x.0 + with::<Thing, u8, u32>(b, |y| y.0).expect("live")
+        });
+        assert_eq!(sum.expect("live"), 30);
+        free::<Thing, u8>(a).expect("frees");
+        free::<Thing, u8>(b).expect("frees");
     }
 
     #[test]

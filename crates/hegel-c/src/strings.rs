@@ -8,11 +8,10 @@ use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::generate::default_max_size;
 use crate::handles::{self, handled};
-use crate::test_case::{handle, hegel_test_case_t};
+use crate::test_case::{hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::generate::{Schema, generate};
 use geist_engine::value::Value;
-use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// Opaque to C: `hegel_string_generator_t`.
@@ -50,10 +49,85 @@ fn hand_out_shared(
 /// alphabet, which walks the Unicode tables (milliseconds); a frontend makes
 /// the same generator again for every draw (hegeltest's `text()`), so each
 /// distinct one is built once and shared: a generator is immutable, each
-/// handle to it is its own. Cleared when it holds too many.
-static TEXT_GENERATORS: LazyLock<Mutex<HashMap<String, Arc<StringGenerator>>>> =
-    LazyLock::new(Mutex::default);
+/// handle to it is its own. Cleared when it holds too many. Looked up by
+/// comparing the schema's parts (a handful of small values), newest first.
+type TextGenerators = Vec<((u64, Option<u64>, Value), Arc<StringGenerator>)>;
+static TEXT_GENERATORS: LazyLock<Mutex<TextGenerators>> = LazyLock::new(Mutex::default);
 const TEXT_GENERATORS_KEPT: usize = 256;
+
+/// The arguments of a `hegel_string_generator_text` call, as views.
+struct TextArgs<'a> {
+    min_size: u64,
+    max_size: u64,
+    codec: Option<&'a str>,
+    min_codepoint: u32,
+    max_codepoint: u32,
+    categories: Option<&'a [&'a str]>,
+    excluded: &'a [&'a str],
+    include: &'a str,
+    exclude: &'a str,
+}
+
+/// The same arguments, owned.
+#[derive(Debug, PartialEq)]
+struct OwnedTextArgs {
+    min_size: u64,
+    max_size: u64,
+    codec: Option<String>,
+    min_codepoint: u32,
+    max_codepoint: u32,
+    categories: Option<Vec<String>>,
+    excluded: Vec<String>,
+    include: String,
+    exclude: String,
+}
+
+impl TextArgs<'_> {
+    fn to_owned(&self) -> OwnedTextArgs {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        OwnedTextArgs {
+            min_size: self.min_size,
+            max_size: self.max_size,
+            codec: self.codec.map(str::to_string),
+            min_codepoint: self.min_codepoint,
+            max_codepoint: self.max_codepoint,
+            categories: self.categories.map(strings),
+            excluded: strings(self.excluded),
+            include: self.include.to_string(),
+            exclude: self.exclude.to_string(),
+        }
+    }
+
+    /// Whether these are the arguments `owned` holds.
+    fn is(&self, owned: &OwnedTextArgs) -> bool {
+        let same =
+            |a: &[&str], b: &[String]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y);
+        self.min_size == owned.min_size
+            && self.max_size == owned.max_size
+            && self.codec == owned.codec.as_deref()
+            && self.min_codepoint == owned.min_codepoint
+            && self.max_codepoint == owned.max_codepoint
+            && match (self.categories, &owned.categories) {
+                (None, None) => true,
+                (Some(a), Some(b)) => same(a, b),
+                _ => false,
+            }
+            && same(self.excluded, &owned.excluded)
+            && self.include == owned.include
+            && self.exclude == owned.exclude
+    }
+}
+
+thread_local! {
+    /// This thread's last text generator and the arguments it was made from.
+    static LAST_TEXT: std::cell::RefCell<Option<(OwnedTextArgs, Arc<StringGenerator>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn remember_text(args: OwnedTextArgs, generator: &Arc<StringGenerator>) {
+    let previous = LAST_TEXT.with(|last| last.replace(Some((args, Arc::clone(generator)))));
+    drop(previous);
+}
 
 /// The alphabet of an optional text generator.
 pub fn alphabet_of(alphabet: *const hegel_string_generator_t) -> AbiResult<Option<Value>> {
@@ -105,6 +179,30 @@ pub extern "C" fn hegel_string_generator_text(
                 text::text(exclude_characters, "exclude_characters")?,
             )
         };
+        let args = TextArgs {
+            min_size,
+            max_size,
+            codec,
+            min_codepoint,
+            max_codepoint,
+            categories: categories.as_deref(),
+            excluded: &excluded,
+            include,
+            exclude,
+        };
+        // The same arguments as this thread's last call (hegeltest's text()
+        // makes its generator anew in every test case): the same generator,
+        // without building and comparing its schema again.
+        let last = LAST_TEXT.with(|last| {
+            last.borrow()
+                .as_ref()
+                .filter(|(owned, _)| args.is(owned))
+                .map(|(_, generator)| Arc::clone(generator))
+        });
+        if let Some(generator) = last {
+            return hand_out_shared(generator, out_generator);
+        }
+        let owned_args = args.to_owned();
         let max = match max_size {
             u64::MAX => None,
             HEGEL_MAX_SIZE_DEFAULT => Some(default_max_size(min_size)),
@@ -160,13 +258,16 @@ pub extern "C" fn hegel_string_generator_text(
             options.push((key("exclude_characters"), Value::text(exclude)));
         }
         let alphabet = Value::Map(options.clone());
-        let cache_key = format!("{min_size} {max:?} {alphabet:?}");
+        let cache_key = (min_size, max, alphabet.clone());
         let cached = TEXT_GENERATORS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&cache_key)
-            .cloned();
+            .iter()
+            .rev()
+            .find(|(key, _)| *key == cache_key)
+            .map(|(_, generator)| Arc::clone(generator));
         if let Some(generator) = cached {
+            remember_text(owned_args, &generator);
             return hand_out_shared(generator, out_generator);
         }
         let charset = geist_engine::generate::schema::parse_charset(&alphabet)
@@ -189,8 +290,9 @@ pub extern "C" fn hegel_string_generator_text(
         if cache.len() >= TEXT_GENERATORS_KEPT {
             cache.clear();
         }
-        cache.insert(cache_key, Arc::clone(&generator));
+        cache.push((cache_key, Arc::clone(&generator)));
         drop(cache);
+        remember_text(owned_args, &generator);
         hand_out_shared(generator, out_generator)
     })
 }
@@ -292,19 +394,20 @@ pub extern "C" fn hegel_generate_string(
     out_result: *mut hegel_owned_string_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        let generator = handles::get::<StringGenerator, _>(generator)?;
-        require(out_result, "out_result")?;
-        let value = tc.draw(|data| Ok(generate(&generator.schema, data)?))?;
-        let Value::String(bytes) = value else {
-            return Err(AbiError::Internal(
-                "a string schema drew a non-string".into(),
-            ));
-        };
-        let drawn = match String::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
-        write(out_result, text::owned_string(drawn), "out_result")
+        with_handle(tc, |tc| {
+            let generator = handles::get::<StringGenerator, _>(generator)?;
+            require(out_result, "out_result")?;
+            let value = tc.draw(|data| Ok(generate(&generator.schema, data)?))?;
+            let Value::String(bytes) = value else {
+                return Err(AbiError::Internal(
+                    "a string schema drew a non-string".into(),
+                ));
+            };
+            let drawn = match String::from_utf8(bytes) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            };
+            write(out_result, text::owned_string(drawn), "out_result")
+        })
     })
 }

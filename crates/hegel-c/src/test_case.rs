@@ -219,6 +219,15 @@ pub fn handle(tc: *const hegel_test_case_t) -> AbiResult<Arc<TestCaseHandle>> {
     handles::get::<TestCaseHandle, _>(tc)
 }
 
+/// Runs `f` on the handle behind a pointer, without copying it out (see
+/// [`handles::with`]): the per-draw path.
+pub fn with_handle<R>(
+    tc: *const hegel_test_case_t,
+    f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
+) -> AbiResult<R> {
+    handles::with::<TestCaseHandle, _, _>(tc, f)?
+}
+
 /// Hands a new root handle onto `family` to the caller.
 pub fn hand_out_root(family: Arc<Family>) -> AbiResult<*mut hegel_test_case_t> {
     handles::insert(Arc::new(TestCaseHandle::new(family, Target::Main, -1, 0)))
@@ -360,10 +369,12 @@ pub extern "C" fn hegel_start_span(
     label: u64,
 ) -> hegel_result_t {
     guard(ctx, || {
-        handle(tc)?.draw_keeping(|data, book| {
-            data.start_span(label);
-            book.span_depth += 1;
-            Ok(())
+        with_handle(tc, |tc| {
+            tc.draw_keeping(|data, book| {
+                data.start_span(label);
+                book.span_depth += 1;
+                Ok(())
+            })
         })
     })
 }
@@ -376,11 +387,13 @@ pub extern "C" fn hegel_stop_span(
     discard: bool,
 ) -> hegel_result_t {
     guard(ctx, || {
-        handle(tc)?.draw_keeping(|data, book| {
-            if data.stop_span(discard) {
-                book.span_depth = book.span_depth.saturating_sub(1);
-            }
-            Ok(())
+        with_handle(tc, |tc| {
+            tc.draw_keeping(|data, book| {
+                if data.stop_span(discard) {
+                    book.span_depth = book.span_depth.saturating_sub(1);
+                }
+                Ok(())
+            })
         })
     })
 }

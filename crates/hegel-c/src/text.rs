@@ -139,10 +139,12 @@ impl std::fmt::Debug for LentText {
     }
 }
 
-/// Addresses of the owned buffers handed out and not yet freed.
-static OWNED: LazyLock<Mutex<HashSet<usize>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
+/// Addresses of the owned buffers handed out and not yet freed (one is
+/// added and removed per string drawn: hashed with a fast hash, not SipHash).
+type Addresses = HashSet<usize, foldhash::fast::RandomState>;
+static OWNED: LazyLock<Mutex<Addresses>> = LazyLock::new(|| Mutex::new(Addresses::default()));
 
-fn owned() -> std::sync::MutexGuard<'static, HashSet<usize>> {
+fn owned() -> std::sync::MutexGuard<'static, Addresses> {
     OWNED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -150,6 +152,9 @@ fn owned() -> std::sync::MutexGuard<'static, HashSet<usize>> {
 /// address and length (without the NUL).
 pub fn hand_out(mut bytes: Vec<u8>) -> (*mut u8, usize) {
     let len = bytes.len();
+    // Room for the NUL and no more: the boxed slice then takes the buffer
+    // as it is.
+    bytes.reserve_exact(1);
     bytes.push(0);
     let data = Box::into_raw(bytes.into_boxed_slice()).cast::<u8>();
     owned().insert(data as usize);
