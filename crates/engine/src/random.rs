@@ -484,22 +484,6 @@ pub fn bytes(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceVa
     ChoiceValue::Bytes(v)
 }
 
-/// How often a string draws its characters as Hypothesis does (see [`string`]).
-const P_LATIN_STRING: f64 = 0.35;
-/// How often a string has no character among the first 128 of shrink order.
-const P_BEYOND_ASCII_STRING: f64 = 0.1;
-
-/// Where a string's characters come from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum StringMode {
-    /// Mostly the first 96 of shrink order.
-    Printable,
-    /// The first 256 of shrink order, or anywhere.
-    Latin,
-    /// Anywhere past the first 128.
-    BeyondAscii,
-}
-
 /// Generates a string choice.
 pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceValue {
     let Constraints::String { alphabet, size } = c else {
@@ -511,34 +495,9 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
     let n = length(source, size.min_size, size.max_size);
     let len = alphabet.len();
     let mut out = Vec::with_capacity(n);
-    // Most strings lean on the first 96 characters of shrink order (digits,
-    // letters, punctuation, whitespace); some draw from the first 256
-    // (ASCII and Latin-1) four times in five and from anywhere else
-    // otherwise, as Hypothesis does; a few have no ASCII at all (code that
-    // assumes ASCII, or one byte per character).
-    let roll = source.unit();
-    let mode = if roll < P_BEYOND_ASCII_STRING {
-        StringMode::BeyondAscii
-    } else if roll < P_BEYOND_ASCII_STRING + P_LATIN_STRING {
-        StringMode::Latin
-    } else {
-        StringMode::Printable
-    };
     for _ in 0..n {
         let roll = source.unit();
-        let index = if mode == StringMode::BeyondAscii && len > 128 {
-            if roll < 0.8 {
-                128 + source.below(len.min(0x1000) - 128)
-            } else {
-                128 + source.below(len - 128)
-            }
-        } else if mode == StringMode::Latin {
-            if roll < 0.8 || len <= 256 {
-                source.below(len.min(256))
-            } else {
-                256 + source.below(len - 256)
-            }
-        } else if roll < 0.55 {
+        let index = if roll < 0.55 {
             source.below(len.min(96))
         } else if roll < 0.8 {
             source.below(len.min(0x1000))
