@@ -12,19 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+. "$root/scripts/hegel-core-venv.sh"
 target="${CARGO_TARGET_DIR:-$root/target}"
-venv="$root/target/client-conformance-venv"
-pins=(hegel-core==0.9.0 hypothesis==6.152.4 cbor2==5.9.0 pytest==9.2.0 pytest-subtests==0.15.0)
-if ! "$venv/bin/python" -c "
-import importlib.metadata as m, sys
-want = dict(p.split('==') for p in sys.argv[1:])
-sys.exit(any(m.version(k) != v for k, v in want.items()))
-" "${pins[@]}" 2>/dev/null; then
-    echo "installing ${pins[*]} into $venv" >&2
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
-fi
+hegel_core_venv "$root"
 
 profile=${FIND_POWER_PROFILE:-release}
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD), $profile build, load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"

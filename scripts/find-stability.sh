@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+. "$root/scripts/hegel-core-venv.sh"
 runs=${1:?usage: scripts/find-stability.sh N [geist|hegel-core|both]}
 which=${2:-both}
 version=0.16.0
@@ -24,18 +25,7 @@ if [ "$which" = geist ] || [ "$which" = both ]; then
     servers+=("geist-server=$target/debug/geist-server")
 fi
 if [ "$which" = hegel-core ] || [ "$which" = both ]; then
-    venv="$root/target/client-conformance-venv"
-    pins=(hegel-core==0.9.0 hypothesis==6.152.4 cbor2==5.9.0 pytest==9.2.0 pytest-subtests==0.15.0)
-    if ! "$venv/bin/python" -c "
-import importlib.metadata as m, sys
-want = dict(p.split('==') for p in sys.argv[1:])
-sys.exit(any(m.version(k) != v for k, v in want.items()))
-" "${pins[@]}" 2>/dev/null; then
-        echo "installing ${pins[*]} into $venv" >&2
-        rm -rf "$venv"
-        python3 -m venv "$venv"
-        "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
-    fi
+    hegel_core_venv "$root"
     servers+=("hegel-core=$venv/bin/hegel")
 fi
 [ ${#servers[@]} -gt 0 ] || { echo "unknown server set: $which" >&2; exit 2; }

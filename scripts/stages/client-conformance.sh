@@ -8,25 +8,15 @@
 # Everything it needs is installed here, pinned, into target/ (a virtualenv).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+. "$root/scripts/hegel-core-venv.sh"
 cd "$root"
 target="${CARGO_TARGET_DIR:-$root/target}"
-venv="$root/target/client-conformance-venv"
 started=$(date +%s)
 
 # Pinned: the suite's classes and the server that drives them come from
 # hegel-core 0.9.0 (the version hegeltest 0.16 speaks); pytest 9 has the
 # subtests fixture the suite's signature names.
-pins=(hegel-core==0.9.0 hypothesis==6.152.4 cbor2==5.9.0 pytest==9.2.0 pytest-subtests==0.15.0)
-if ! "$venv/bin/python" -c "
-import importlib.metadata as m, sys
-want = dict(p.split('==') for p in sys.argv[1:])
-sys.exit(any(m.version(k) != v for k, v in want.items()))
-" "${pins[@]}" 2>/dev/null; then
-    echo "installing ${pins[*]} into $venv"
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
-fi
+hegel_core_venv "$root"
 hegel="$venv/bin/hegel"
 [ -x "$hegel" ] || { echo "client-conformance: $hegel was not installed" >&2; exit 1; }
 
