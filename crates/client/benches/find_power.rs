@@ -27,7 +27,8 @@ use geist::generators::{self as gs, Generator};
 use geist::stateful::StateMachine;
 use geist::{ServerCommand, Settings, TestCase, Transport, Verbosity, run_property};
 use std::collections::HashSet;
-use std::path::PathBuf;
+
+mod support;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -452,19 +453,7 @@ struct Engine {
 }
 
 fn engines(wanted: &[String]) -> Vec<Engine> {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.join("geist-server")));
-    let geist_server = std::env::var("GEIST_BENCH_GEIST_SERVER")
-        .map(PathBuf::from)
-        .ok()
-        .or(beside);
-    let hegel = std::env::var("GEIST_BENCH_HEGEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/client-conformance-venv/bin/hegel")
-        });
+    let (geist_server, hegel) = support::server_paths();
     let mut out = Vec::new();
     for name in wanted {
         match name.as_str() {

@@ -11,7 +11,8 @@
 use geist::generators as gs;
 use geist::{ServerCommand, Settings, TestCase, Transport, run_property};
 use std::hint::black_box;
-use std::path::PathBuf;
+
+mod support;
 use std::time::Instant;
 
 /// A property run for `n` test cases; returns how many ran.
@@ -56,19 +57,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// The servers to measure, with the test cases per round each gets.
 fn transports() -> Vec<(String, Transport, u64)> {
     let mut out = vec![("in-process".to_string(), Transport::InProcess, 20_000)];
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.join("geist-server")));
-    let geist_server = std::env::var("GEIST_BENCH_GEIST_SERVER")
-        .map(PathBuf::from)
-        .ok()
-        .or(beside);
-    let hegel = std::env::var("GEIST_BENCH_HEGEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/client-conformance-venv/bin/hegel")
-        });
+    let (geist_server, hegel) = support::server_paths();
     for (name, path, n) in [
         ("geist-server", geist_server, 5_000),
         ("hegel-core 0.9.0", Some(hegel), 1_000),

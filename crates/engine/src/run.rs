@@ -426,6 +426,15 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         found && all_exact
     }
 
+    /// The run's test cases so far, as the health checks count them.
+    fn counts(&self) -> Counts {
+        Counts {
+            valid: self.result.valid_test_cases,
+            invalid: self.result.invalid_test_cases,
+            small_overruns: self.small_overruns,
+        }
+    }
+
     /// Whether generation goes on: enough valid test cases not yet run and,
     /// after a first bug, a little longer to find distinct others.
     fn should_generate_more(&self) -> bool {
@@ -523,11 +532,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                     break;
                 }
                 // It is generation's test case like any other to the health checks.
-                let counts = Counts {
-                    valid: self.result.valid_test_cases,
-                    invalid: self.result.invalid_test_cases,
-                    small_overruns: self.small_overruns,
-                };
+                let counts = self.counts();
                 if let Some(failure) = self.health.after_generated(&zero, false, counts) {
                     self.result.stop = Some(StopReason::HealthCheck(failure));
                     return;
@@ -612,11 +617,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             } else {
                 consecutive_duplicates = 0;
             }
-            let counts = Counts {
-                valid: self.result.valid_test_cases,
-                invalid: self.result.invalid_test_cases,
-                small_overruns: self.small_overruns,
-            };
+            let counts = self.counts();
             if let Some(failure) = self.health.after_generated(&data, small_overrun, counts) {
                 self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
