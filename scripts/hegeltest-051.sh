@@ -90,7 +90,11 @@ if [ $# -gt 0 ]; then
         if [ "$t" = hegel ]; then targets+=(--lib); else targets+=(--test "$t"); fi
     done
 fi
-(cd "$src" && CARGO_INCREMENTAL=0 nice -n 5 cargo build --locked --all-features "${profile[@]}" "${targets[@]}" --keep-going \
+# Every optional feature but `static-engine`: that one links libhegel into
+# the test binaries, which then never load a libhegel_c.so at all, and a
+# "geist" run would be a second libhegel run.
+features=$(python3 "$root/scripts/hegeltest_051.py" features "$src/Cargo.toml")
+(cd "$src" && CARGO_INCREMENTAL=0 nice -n 5 cargo build --locked --features "$features" "${profile[@]}" "${targets[@]}" --keep-going \
     --message-format=json >"$work/build.$$.json" 2>"$work/build.log") || true
 # Per invocation: a concurrent invocation (another profile, other files)
 # must not change which binaries this one runs.
@@ -99,6 +103,23 @@ trap 'rm -f "$executables" "$work/build.$$.json"' EXIT
 python3 "$root/scripts/hegeltest_051.py" executables "$work/build.$$.json" >"$executables"
 echo "$(wc -l <"$executables") test binaries built; did not build: $(python3 "$root/scripts/hegeltest_051.py" failed "$work/build.$$.json")"
 [ "${GEIST_HEGELTEST051_BUILD_ONLY:-0}" = 1 ] && exit 0
+
+# The geist runs must run on geist: a test binary that links an engine in, or
+# a loader that finds another library, would make them libhegel runs that
+# pass. geist's library reports the version GEIST_HEGEL_ABI_VERSION names, so
+# a binary that loads it refuses to start with that name in its message.
+check_exe=$(awk 'NR == 1 { print $2 }' "$executables")
+if [ -n "$check_exe" ]; then
+    marker="0.0.0-geist-load-check"
+    check=$(cd "$src" && HEGEL_C_LIB_DIR="$geist_dir" GEIST_HEGEL_ABI_VERSION="$marker" RUST_BACKTRACE=0 \
+        timeout 120 "$check_exe" --test-threads=1 2>&1 || true)
+    if ! grep -q "libhegel $marker" <<<"$check"; then
+        echo "$(basename "$check_exe") did not load geist's libhegel_c.so from $geist_dir" >&2
+        tail -n 20 <<<"$check" >&2
+        exit 1
+    fi
+    echo "checked: the test binaries load geist's libhegel_c.so from $geist_dir"
+fi
 
 engines=(libhegel geist)
 file_timeout="${GEIST_HEGELTEST051_TIMEOUT:-1800}"

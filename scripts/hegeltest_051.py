@@ -2,6 +2,9 @@
 """Helpers of scripts/hegeltest-051.sh: which test binaries cargo built, and
 what each engine made of them.
 
+  features CARGO_TOML           the crate's optional features, comma-separated,
+                                but `static-engine` (it links libhegel in, so a
+                                binary built with it never loads geist's library)
   executables BUILD_JSON        one "name path" line per test binary built
   failed BUILD_JSON             the test targets that did not compile
   line RESULTS TEST             one line: TEST's passes on each engine
@@ -11,6 +14,7 @@ what each engine made of them.
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 RESULT = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)")
@@ -22,6 +26,11 @@ def messages(path):
             yield json.loads(raw)
         except json.JSONDecodeError:
             continue
+
+
+def features(path):
+    declared = tomllib.loads(Path(path).read_text()).get("features", {})
+    print(",".join(sorted(f for f in declared if f not in ("default", "static-engine"))))
 
 
 def executables(path):
@@ -105,7 +114,9 @@ def summary(results, tests):
 
 def main(argv):
     command, *args = argv
-    if command == "executables":
+    if command == "features":
+        features(args[0])
+    elif command == "executables":
         executables(args[0])
     elif command == "failed":
         failed(args[0])
