@@ -318,7 +318,20 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             .filter(|span| span.discarded)
             .map(|span| span.end)
             .collect();
-        match self.tree.record(&data.nodes, ended, &kills) {
+        // Independent streams may race on state they share (a pool two
+        // threads draw from): what follows the first is not the test's to
+        // keep the same.
+        let streams_from = data
+            .spans
+            .iter()
+            .filter(|span| span.label == crate::data::labels::STREAM)
+            .map(|span| span.start)
+            .min()
+            .unwrap_or(usize::MAX);
+        match self
+            .tree
+            .record_streams(&data.nodes, ended, &kills, streams_from)
+        {
             Ok(new) => self.last_was_new = new,
             Err(difference) => {
                 self.result.stop = Some(StopReason::Flaky(Flakiness::Generation { difference }));

@@ -490,3 +490,79 @@ mod union_of_sets {
         assert_eq!(one_set, seeds, "one set for {one_set} of {seeds} seeds");
     }
 }
+
+/// A state machine as hegeltest runs one through the C ABI: each step is a
+/// "go on?" choice, the rule's draw, and a sampled invariant check; the
+/// invariant is checked once more at the end. The minimal failures fail at
+/// a sampled check, not at the end.
+mod state_machine_shrinking {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+
+    /// Sums draws of `1..=10` per step (or counts steps, when `draws` is
+    /// false) and fails once the total reaches 3.
+    fn machine(data: &mut TestData, draws: bool) -> bool {
+        let mut steps = || -> Result<bool, geist_engine::data::StopTest> {
+            let mut total = 0;
+            loop {
+                // Whether to go on (the first step always runs), and the
+                // rule's swarm flag: forced, as the engine's machines
+                // record them.
+                let go_on = if total == 0 {
+                    data.force_boolean(1.0 - 1e-9, true)?
+                } else {
+                    data.draw_boolean(1.0 - 1e-9)?
+                };
+                if !go_on {
+                    return Ok(total >= 3);
+                }
+                data.force_boolean(0.5, false)?;
+                total += if draws {
+                    data.draw_integer(IntegerConstraints::bounded(1, 10))?
+                } else {
+                    1
+                };
+                // The sampled invariant check.
+                if data.draw_boolean(1.0 / 50.0)? && total >= 3 {
+                    return Ok(true);
+                }
+            }
+        };
+        if let Ok(true) = steps() {
+            data.conclude(Status::Interesting, Some("invariant".into()));
+        }
+        true
+    }
+
+    fn minimal(draws: bool) -> Vec<ChoiceValue> {
+        let settings = RunSettings {
+            seed: 3,
+            test_cases: 200,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut |data| machine(data, draws));
+        result.failures[0].choices.clone()
+    }
+
+    #[test]
+    fn one_step_drawing_enough_beats_several_small_ones() {
+        let (i, b) = (ChoiceValue::Integer, ChoiceValue::Boolean);
+        assert_eq!(minimal(true), [b(true), b(false), i(3), b(true)]);
+    }
+
+    #[test]
+    fn a_sampled_check_that_fails_beats_the_final_one() {
+        let b = ChoiceValue::Boolean;
+        let step = [b(true), b(false)];
+        let steps = [
+            &step[..],
+            &[b(false)],
+            &step,
+            &[b(false)],
+            &step,
+            &[b(true)],
+        ]
+        .concat();
+        assert_eq!(minimal(false), steps);
+    }
+}
