@@ -195,14 +195,23 @@ pub fn encode_blob(choices: &[ChoiceValue]) -> String {
         .encode(geist_engine::database::encode_choices(choices))
 }
 
-/// The choices of a reproduce blob.
+/// The choices of a reproduce blob. A blob that does not decode is refused
+/// with the reason, and with the likely cause: a blob is only guaranteed to
+/// replay in the version of Hegel (here: of geist) that made it.
 pub fn decode_blob(blob: &str) -> AbiResult<Vec<ChoiceValue>> {
     use base64::Engine;
+    let undecodable = |reason: String| {
+        AbiError::arg(format!(
+            "the supplied failure blob could not be decoded ({reason}). It may be corrupt, \
+             or come from another version of Hegel or another engine: a blob only replays in \
+             the version that printed it"
+        ))
+    };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(blob.trim())
-        .map_err(|e| AbiError::arg(format!("the reproduce blob is not base64: {e}")))?;
+        .map_err(|e| undecodable(format!("not base64: {e}")))?;
     geist_engine::database::decode_choices(&bytes)
-        .map_err(|e| AbiError::arg(format!("the reproduce blob is not a geist blob: {e}")))
+        .map_err(|e| undecodable(format!("not a geist blob: {e}")))
 }
 
 /// The random seed of a run without a fixed one.
