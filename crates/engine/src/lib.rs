@@ -18,6 +18,7 @@ pub mod database;
 pub mod generate;
 pub mod health;
 pub mod mutate;
+pub mod nondeterminism;
 pub mod pool;
 pub mod pull;
 pub mod random;
@@ -34,4 +35,5 @@ pub mod target;
 pub mod tree;
 
 pub use health::{Flakiness, HealthCheck, HealthCheckFailure, StopReason};
+pub use nondeterminism::{Nondeterminism, Replays, Standing};
 pub use run::{DatabaseHandle, Failure, Phases, RunResult, RunSettings, run, run_with_database};

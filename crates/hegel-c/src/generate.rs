@@ -578,7 +578,7 @@ pub extern "C" fn hegel_generate_uuid(
         require(out_bytes, "out_bytes")?;
         if has_version && version > 15 {
             return Err(AbiError::arg(format!(
-                "version must be in 0..=15, got {version}"
+                "version must be a hex nibble (0..=15), got {version}"
             )));
         }
         let (high, low) = tc.draw(|data| Ok((draw_u64(data)?, draw_u64(data)?)))?;

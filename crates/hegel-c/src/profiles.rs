@@ -100,7 +100,7 @@ fn valid_name(name: &str) -> bool {
 /// Registers a snapshot of `settings` as profile `name`.
 pub fn register(name: &str, mut settings: Settings) -> Result<(), String> {
     if name == BASE || name == DEFAULT {
-        return Err(format!("the profile name {name:?} is reserved"));
+        return Err(format!("cannot register reserved profile name {name:?}"));
     }
     if !valid_name(name) {
         return Err(format!(
@@ -314,7 +314,7 @@ impl<'a> Resolver<'a> {
             for (key, value) in &delta.assignments {
                 settings
                     .set(key, value)
-                    .map_err(|e| format!("settings profile: {e}"))?;
+                    .map_err(|e| format!("settings profile: {}", e.for_key(key)))?;
             }
         }
         Ok(settings)
@@ -514,7 +514,7 @@ fn delta_of(
         };
         Settings::base()
             .set(key, &text_value)
-            .map_err(|e| at(line, format!("profiles.{profile}: {e}")))?;
+            .map_err(|e| at(line, format!("profiles.{profile}: {}", e.for_key(key))))?;
         delta.assignments.push((key.clone(), text_value));
     }
     Ok(delta)
