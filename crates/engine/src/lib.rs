@@ -32,6 +32,7 @@ pub mod shrink;
 pub mod state_machine;
 pub mod target;
 pub mod tree;
+pub mod unicode;
 
 pub use health::{Flakiness, HealthCheck, HealthCheckFailure, StopReason};
 pub use run::{DatabaseHandle, Failure, Phases, RunResult, RunSettings, run, run_with_database};
