@@ -33,6 +33,7 @@ pub mod shrink;
 pub mod state_machine;
 pub mod target;
 pub mod tree;
+pub mod unicode;
 
 pub use health::{Flakiness, HealthCheck, HealthCheckFailure, StopReason};
 pub use nondeterminism::{Nondeterminism, Replays, Standing};
