@@ -310,6 +310,12 @@ impl CharSet {
             .map(|k| self.offsets[k] + u64::from(c - self.intervals[k].0))
     }
 
+    /// How many members are below `c`: the natural index of the first
+    /// member at or above it (`len` if none is).
+    pub fn members_below(&self, c: u32) -> u64 {
+        self.index_above(c)
+    }
+
     /// Natural index of the first member >= c (len if none).
     fn index_above(&self, c: u32) -> u64 {
         let k = self.intervals.partition_point(|(_, b)| *b < c);
@@ -338,6 +344,23 @@ impl CharSet {
         } else {
             i
         }
+    }
+
+    /// The runs of shrink order that follow code point order (up or down),
+    /// in shrink order: `0`..`Z` upwards, the characters below `0`
+    /// downwards, the rest upwards (one run, downwards, when nothing is at
+    /// or above `0`). A property that compares code points changes at most
+    /// once along each run, but may change more often along the whole
+    /// order: `c > '0'` holds for `1`..`Z`, fails for `/` down to `\0`, and
+    /// holds again from `[` on.
+    pub fn shrink_runs(&self) -> Vec<std::ops::Range<u64>> {
+        let (zero, z) = (self.zero_index, self.upper_z_index);
+        let runs = if zero >= self.len {
+            [0..self.len, 0..0, 0..0]
+        } else {
+            [0..z - zero + 1, z - zero + 1..z + 1, z + 1..self.len]
+        };
+        runs.into_iter().filter(|run| !run.is_empty()).collect()
     }
 
     /// The member at position `s` of shrink order.
@@ -411,6 +434,54 @@ mod tests {
                 "{c}"
             );
         }
+    }
+
+    /// Each run of shrink order moves one way through the code points, and
+    /// together they cover it.
+    #[test]
+    fn shrink_runs_follow_code_point_order() {
+        let sets = [
+            spec(),
+            CharSetSpec {
+                codec: Some("ascii".into()),
+                ..spec()
+            },
+            CharSetSpec {
+                min_codepoint: Some(u32::from(b'a')),
+                max_codepoint: Some(u32::from(b'z')),
+                ..spec()
+            },
+            CharSetSpec {
+                max_codepoint: Some(u32::from(b'/')),
+                ..spec()
+            },
+            CharSetSpec {
+                include_characters: Some("FEDCBA".into()),
+                categories: Some(vec![]),
+                ..spec()
+            },
+        ];
+        for spec in sets {
+            let set = CharSet::from_spec(&spec).unwrap();
+            let runs = set.shrink_runs();
+            let mut next = 0;
+            for run in &runs {
+                assert_eq!(run.start, next, "{spec:?}");
+                next = run.end;
+                let points: Vec<u32> = run
+                    .clone()
+                    .take(500)
+                    .map(|s| set.char_at_shrink_index(s).unwrap())
+                    .collect();
+                let up = points.windows(2).all(|w| w[0] < w[1]);
+                let down = points.windows(2).all(|w| w[0] > w[1]);
+                assert!(up || down, "{spec:?}: {run:?}");
+            }
+            assert_eq!(next, set.len(), "{spec:?}");
+        }
+        let runs = CharSet::from_spec(&spec()).unwrap().shrink_runs();
+        let span = u64::from(b'Z' - b'0');
+        assert_eq!(runs[..2], [0..span + 1, span + 1..span + 49]);
     }
 
     /// The shortcut for "every category but Cs" builds the set that walking
