@@ -51,4 +51,4 @@ args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
 cd "$src"
 echo "running ${tests[*]} (skipping ${#skips[@]}/2 known failures)"
-CARGO_TARGET_DIR="$work/target" RUST_BACKTRACE=0 cargo test --locked "${args[@]}" -- --test-threads=2 --exact "${skips[@]}"
+CARGO_TARGET_DIR="$work/target" RUST_BACKTRACE=0 cargo test --locked --no-fail-fast "${args[@]}" -- --test-threads=2 --exact "${skips[@]}"

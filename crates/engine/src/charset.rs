@@ -66,7 +66,8 @@ pub struct CharSetSpec {
     pub include_characters: Option<String>,
     /// Characters always excluded.
     pub exclude_characters: Option<String>,
-    /// The Unicode version whose categories to follow (`None`: the newest).
+    /// The Unicode version whose categories to follow (`None`:
+    /// [`UnicodeVersion::DEFAULT`]).
     pub unicode_version: Option<UnicodeVersion>,
 }
 
@@ -226,7 +227,7 @@ impl CharSet {
                 push_without_surrogates(&mut intervals, min, max);
             }
             Some(cats) => {
-                let version = spec.unicode_version.unwrap_or(UnicodeVersion::NEWEST);
+                let version = spec.unicode_version.unwrap_or(UnicodeVersion::DEFAULT);
                 intervals = category_intervals(cats, min, max, version);
             }
         }
@@ -434,6 +435,25 @@ mod tests {
                 "{c}"
             );
         }
+    }
+
+    /// A request that names no Unicode version gets the default's
+    /// categories, not the newest tables': U+1DF40 is an uppercase letter
+    /// from 18.0 only, so a client on 17.0 would see it as unassigned.
+    #[test]
+    fn categories_without_a_version_follow_the_default() {
+        let upper = |version| {
+            CharSet::from_spec(&CharSetSpec {
+                categories: Some(vec!["Lu".into()]),
+                unicode_version: version,
+                ..spec()
+            })
+            .unwrap()
+        };
+        assert!(upper(Some(UnicodeVersion::NEWEST)).contains(0x1DF40));
+        assert!(!upper(None).contains(0x1DF40));
+        assert!(!upper(Some(UnicodeVersion::DEFAULT)).contains(0x1DF40));
+        assert!(upper(None).contains(u32::from('A')));
     }
 
     /// Each run of shrink order moves one way through the code points, and

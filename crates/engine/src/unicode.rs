@@ -49,6 +49,16 @@ impl UnicodeVersion {
     /// The newest version: the tables' own.
     pub const NEWEST: UnicodeVersion = UnicodeVersion::new(18, 0);
 
+    /// The version a request that names none gets: 17.0, the version of
+    /// Rust 1.95's standard library and of the tables the engine used
+    /// before it had versioned ones. A client checks generated characters
+    /// with its own runtime's tables, which lag the newest: hegeltest
+    /// 0.16's `text().categories(["Lu"])` test, checked with
+    /// `char::is_uppercase`, failed on geist-server when the default was
+    /// 18.0 (U+1DF40, uppercase only from 18.0). A client that knows its
+    /// version names it (libhegel's `hegel_set_unicode_version`).
+    pub const DEFAULT: UnicodeVersion = UnicodeVersion::new(17, 0);
+
     const fn new(major: u8, minor: u8) -> UnicodeVersion {
         UnicodeVersion { major, minor }
     }

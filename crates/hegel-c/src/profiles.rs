@@ -134,8 +134,9 @@ pub fn set_default(name: &str) -> Result<(), String> {
 /// Sets the Unicode version string generators follow ("" for the newest):
 /// the engine's tables for the newest version not above it.
 pub fn set_unicode_version(version: &str) -> Result<(), String> {
+    // "" asks for the newest tables, as hegel.h's libhegel does.
     let tables = if version.is_empty() {
-        None
+        Some(UnicodeVersion::NEWEST)
     } else {
         Some(UnicodeVersion::parse(version).map_err(|e| e.to_string())?)
     };
@@ -143,8 +144,8 @@ pub fn set_unicode_version(version: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The Unicode version string generators built now follow (`None`: the
-/// engine's newest).
+/// The Unicode version string generators built now follow (`None`, before
+/// any `hegel_set_unicode_version`: the engine's [`UnicodeVersion::DEFAULT`]).
 pub fn unicode_version() -> Option<UnicodeVersion> {
     registry().unicode_version
 }
