@@ -5,7 +5,9 @@
 //! prints a markdown table: for
 //! each property, the median rate of several interleaved rounds of each
 //! library and the ratio geist / hegeltest. Arguments: `--test-cases N`
-//! (per round, default 20,000) and `--rounds N` (default 7).
+//! (per round, default 20,000), `--rounds N` (default 7), and
+//! `--geist-only` (geist's side alone, no ratio: for profiling, e.g. under
+//! valgrind, where hegeltest's static engine does not run).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -133,6 +135,7 @@ fn argument(name: &str, default: u64) -> u64 {
 fn main() {
     let n = argument("--test-cases", 20_000);
     let rounds = argument("--rounds", 7).max(1);
+    let geist_only = std::env::args().any(|a| a == "--geist-only");
     let properties: [(&str, Runner, Runner); 3] = [
         ("one i64", geist_side::one_integer, hegel_side::one_integer),
         (
@@ -156,6 +159,11 @@ fn main() {
     for (name, ours, theirs) in properties {
         // Warm both up (first-use set-up, page faults) outside the timing.
         rate(ours, 200, 0);
+        if geist_only {
+            let rates = (0..rounds).map(|round| rate(ours, n, round + 1).0).collect();
+            println!("| {name} | {:.0} | | | |", median(rates));
+            continue;
+        }
         rate(theirs, 200, 0);
         let mut geist_rates = Vec::new();
         let mut hegel_rates = Vec::new();
