@@ -474,6 +474,37 @@ impl DataTree {
         }
     }
 
+    /// For a branching node `at` and a value cheap to copy, the child where
+    /// `value` was chosen, added (a new node) when no test case chose it
+    /// and the tree may grow (`Some(None)`: it may not); in one lookup of
+    /// the children's map, which after many test cases is large and each
+    /// lookup a cache miss. `None` for other nodes and values.
+    fn branch_entry(&mut self, at: NodeId, value: &ChoiceValue) -> Option<Option<NodeId>> {
+        let node = self.node(at);
+        if node.below != Below::Branching
+            || !matches!(
+                value,
+                ChoiceValue::Integer(_) | ChoiceValue::Boolean(_) | ChoiceValue::Float(_)
+            )
+        {
+            return None;
+        }
+        let map = node.child as usize;
+        let grow = self.size() < self.max_nodes;
+        let fresh = self.nodes.len() as NodeId;
+        let map = &mut self.branches[map];
+        let child = match map.entry(value.clone()) {
+            std::collections::hash_map::Entry::Occupied(entry) => *entry.get(),
+            std::collections::hash_map::Entry::Vacant(entry) if grow => {
+                entry.insert(fresh);
+                self.nodes.push(TreeNode::new());
+                fresh
+            }
+            std::collections::hash_map::Entry::Vacant(_) => return Some(None),
+        };
+        Some(Some(child))
+    }
+
     /// The constraints the choice at `at` was first made under (`None`
     /// when no test case has made it).
     fn constraints_of(&self, at: Position) -> Option<&Constraints> {
@@ -742,6 +773,14 @@ impl DataTree {
                 }
             }
             self.node_mut(at).forcing = forcing;
+            if let Some(next) = self.branch_entry(at, &node.value) {
+                at = match next {
+                    Some(child) => child,
+                    None => return Ok(true),
+                };
+                i += 1;
+                continue;
+            }
             at = match self.child(Position::at(at), &node.value) {
                 Some(child) => child.node,
                 None if self.size() < self.max_nodes => {
@@ -846,21 +885,29 @@ impl DataTree {
                     None => return prefix,
                 },
                 Forcing::Free => {
+                    // The drawn value with its child, looked up once: a node
+                    // with many children (an unbounded integer) keeps them
+                    // in a large map, where each lookup is a cache miss.
                     let mut chosen = None;
                     for _ in 0..DRAWS {
                         let v = crate::random::any(source, constraints);
                         match self.child(at, &v) {
                             Some(child) if self.known(child).exhausted => continue,
-                            _ => {
-                                chosen = Some(v);
+                            next => {
+                                chosen = Some((v, next));
                                 break;
                             }
                         }
                     }
-                    let Some(value) = chosen.or_else(|| self.unexhausted_value(at, source)) else {
+                    let chosen = chosen.or_else(|| {
+                        self.unexhausted_value(at, source).map(|value| {
+                            let next = self.child(at, &value);
+                            (value, next)
+                        })
+                    });
+                    let Some((value, next)) = chosen else {
                         return prefix;
                     };
-                    let next = self.child(at, &value);
                     prefix.push(value);
                     match next {
                         Some(child) => at = child,
@@ -1257,6 +1304,28 @@ mod tests {
             });
         }
         nodes
+    }
+
+    #[test]
+    fn a_full_tree_still_knows_its_branches_and_stops_growing() {
+        let mut tree = DataTree {
+            max_nodes: 8,
+            ..DataTree::default()
+        };
+        // One choice per test case: the root branches, a node per value.
+        for v in 0..20 {
+            let new = tree.record(&[int(0, v)], true, &[]).unwrap();
+            assert!(new, "value {v} is new");
+        }
+        let known = tree.nodes.len();
+        assert!(tree.size() <= 8, "{} held", tree.size());
+        // Values recorded before the tree filled up are known; later ones
+        // are new every time, and nothing more is held.
+        assert!(!tree.record(&[int(0, 0)], true, &[]).unwrap());
+        assert!(tree.replay_is_known(&[i(1)]));
+        assert!(tree.record(&[int(0, 19)], true, &[]).unwrap());
+        assert!(!tree.replay_is_known(&[i(19)]));
+        assert_eq!(tree.nodes.len(), known);
     }
 
     #[test]
