@@ -328,6 +328,64 @@ impl TestData {
         }
     }
 
+    /// Whether the next choice may be made (the test case is running and
+    /// below its choice budget); past the budget, the test case overruns.
+    #[inline]
+    fn begin_choice(&mut self) -> Result<(), StopTest> {
+        if self.status.is_some() {
+            return Err(StopTest);
+        }
+        if self.nodes.len() >= self.max_choices {
+            self.conclude(Status::Overrun, None);
+            return Err(StopTest);
+        }
+        Ok(())
+    }
+
+    /// The random source when the next choice is drawn from it afresh: while
+    /// generating, past the prefix, with nothing spliced in (see
+    /// [`TestData::choose`]); the recent integers come with it.
+    #[inline]
+    fn fresh_source(&mut self) -> Option<(&mut Source, &[i128])> {
+        match &mut self.mode {
+            Mode::Generate(source)
+                if self.nodes.len() >= self.prefix.len() && self.splice.is_empty() =>
+            {
+                Some((source, &self.recent_integers))
+            }
+            _ => None,
+        }
+    }
+
+    /// Records a choice made (its value permitted), unless its size takes
+    /// the test case past its size limit (it then overruns).
+    #[inline]
+    fn push_choice(
+        &mut self,
+        constraints: Constraints,
+        value: ChoiceValue,
+        forced: bool,
+    ) -> Result<&ChoiceValue, StopTest> {
+        let size = value.serialized_size();
+        if self.length + size > self.max_length {
+            self.conclude(Status::Overrun, None);
+            return Err(StopTest);
+        }
+        self.length += size;
+        if let ChoiceValue::Integer(v) = value
+            && self.recent_integers.len() < 16
+        {
+            self.recent_integers.push(v);
+        }
+        let index = self.nodes.len();
+        self.nodes.push(ChoiceNode {
+            constraints,
+            value,
+            forced,
+        });
+        Ok(&self.nodes[index].value)
+    }
+
     /// Makes one choice: replays the prefix if it fits, else generates (or, in
     /// replay mode, takes the simplest value). `forced` values are recorded but
     /// never come from the prefix or the random source.
@@ -336,14 +394,8 @@ impl TestData {
         constraints: Constraints,
         forced: Option<ChoiceValue>,
         generate: impl FnOnce(&mut Source, &Constraints, &[i128]) -> ChoiceValue,
-    ) -> Result<ChoiceValue, StopTest> {
-        if self.status.is_some() {
-            return Err(StopTest);
-        }
-        if self.nodes.len() >= self.max_choices {
-            self.conclude(Status::Overrun, None);
-            return Err(StopTest);
-        }
+    ) -> Result<&ChoiceValue, StopTest> {
+        self.begin_choice()?;
         let index = self.nodes.len();
         let is_forced = forced.is_some();
         let value = if let Some(forced) = forced {
@@ -378,29 +430,23 @@ impl TestData {
                 Mode::Replay => constraints.simplest(),
             }
         };
-        let size = value.serialized_size();
-        if self.length + size > self.max_length {
-            self.conclude(Status::Overrun, None);
-            return Err(StopTest);
-        }
-        self.length += size;
-        if let ChoiceValue::Integer(v) = value
-            && self.recent_integers.len() < 16
-        {
-            self.recent_integers.push(v);
-        }
-        self.nodes.push(ChoiceNode {
-            constraints,
-            value: value.clone(),
-            forced: is_forced,
-        });
-        Ok(value)
+        self.push_choice(constraints, value, is_forced)
     }
 
     /// Draws an integer.
     pub fn draw_integer(&mut self, c: IntegerConstraints) -> Result<i128, StopTest> {
+        // The common case first: a fresh draw, which is always permitted.
+        if self.is_active()
+            && self.nodes.len() < self.max_choices
+            && let Some((source, recent)) = self.fresh_source()
+        {
+            let v = crate::random::integer_value(source, &c, recent);
+            debug_assert!(c.permits(v), "{v} under {c:?}");
+            self.push_choice(Constraints::Integer(c), ChoiceValue::Integer(v), false)?;
+            return Ok(v);
+        }
         match self.choose(Constraints::Integer(c), None, crate::random::integer)? {
-            ChoiceValue::Integer(v) => Ok(v),
+            ChoiceValue::Integer(v) => Ok(*v),
             _ => unreachable!("integer constraints produce integers"),
         }
     }
@@ -418,7 +464,7 @@ impl TestData {
     /// Draws a float.
     pub fn draw_float(&mut self, c: FloatConstraints) -> Result<f64, StopTest> {
         match self.choose(Constraints::Float(c), None, crate::random::float)? {
-            ChoiceValue::Float(v) => Ok(v),
+            ChoiceValue::Float(v) => Ok(*v),
             _ => unreachable!("float constraints produce floats"),
         }
     }
@@ -431,26 +477,33 @@ impl TestData {
         if p >= 1.0 {
             return self.force_boolean(p, true);
         }
+        if self.is_active()
+            && self.nodes.len() < self.max_choices
+            && let Some((source, _)) = self.fresh_source()
+        {
+            let v = crate::random::boolean_value(source, p);
+            self.push_choice(Constraints::Boolean { p }, ChoiceValue::Boolean(v), false)?;
+            return Ok(v);
+        }
         match self.choose(Constraints::Boolean { p }, None, crate::random::boolean)? {
-            ChoiceValue::Boolean(v) => Ok(v),
+            ChoiceValue::Boolean(v) => Ok(*v),
             _ => unreachable!("boolean constraints produce booleans"),
         }
     }
 
     /// Records a forced boolean choice.
     pub fn force_boolean(&mut self, p: f64, v: bool) -> Result<bool, StopTest> {
-        self.choose(
-            Constraints::Boolean { p },
-            Some(ChoiceValue::Boolean(v)),
-            crate::random::boolean,
-        )?;
+        // As `choose` records a forced value, without its other cases.
+        self.begin_choice()?;
+        self.splice.pop_front();
+        self.push_choice(Constraints::Boolean { p }, ChoiceValue::Boolean(v), true)?;
         Ok(v)
     }
 
     /// Draws a byte string.
     pub fn draw_bytes(&mut self, size: SizeConstraints) -> Result<Vec<u8>, StopTest> {
         match self.choose(Constraints::Bytes(size), None, crate::random::bytes)? {
-            ChoiceValue::Bytes(v) => Ok(v),
+            ChoiceValue::Bytes(v) => Ok(v.clone()),
             _ => unreachable!("bytes constraints produce bytes"),
         }
     }
@@ -466,7 +519,7 @@ impl TestData {
             None,
             crate::random::string,
         )? {
-            ChoiceValue::String(v) => Ok(v),
+            ChoiceValue::String(v) => Ok(v.clone()),
             _ => unreachable!("string constraints produce strings"),
         }
     }
@@ -540,6 +593,10 @@ impl Collection {
             let end = data.nodes.len();
             data.record_span(labels::COLLECTION_ELEMENT, start, end);
             if start < end && self.elements.len() < MAX_COPY_SOURCES {
+                if self.elements.is_empty() {
+                    // Fewer regrowths than from the default of four.
+                    self.elements.reserve(16);
+                }
                 self.elements.push((start + 1, end));
             }
         }
@@ -574,9 +631,9 @@ impl Collection {
         self.scaled = true;
         let Some(source) = data.source() else { return };
         let roll = source.unit();
-        let factor = if roll < 0.03 {
+        let factor = if roll < P_SCALE_100 {
             100.0
-        } else if roll < 0.13 {
+        } else if roll < P_SCALE_100 + P_SCALE_10 {
             10.0
         } else {
             return;
@@ -639,6 +696,12 @@ impl Collection {
         Ok(())
     }
 }
+
+/// How often a generated collection is a hundred times its usual average
+/// size ([`Collection::draw_scale`]).
+const P_SCALE_100: f64 = 0.03;
+/// How often a generated collection is ten times its usual average size.
+const P_SCALE_10: f64 = 0.10;
 
 /// How often a generated element starts as a copy of an earlier one.
 const COPY_PROBABILITY: f64 = 0.1;

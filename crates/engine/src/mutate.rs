@@ -13,12 +13,23 @@ use crate::choice::{ChoiceNode, ChoiceValue};
 use crate::data::Span;
 use crate::random::Source;
 use crate::tree::same_kind;
-use std::collections::BTreeMap;
 
 /// The most choices a mutation looks at (longer test cases: the first ones).
 const MAX_NODES: usize = 1024;
 /// Tries at finding two spans whose copy changes the test case.
 const TRIES: usize = 4;
+
+/// The working vectors of [`copy_onto_equal_label`], kept between calls:
+/// a run mutates thousands of test cases.
+#[derive(Debug, Default)]
+pub struct MutationScratch {
+    /// Spans as (label, position among the spans, start, end), by label.
+    members: Vec<(u64, usize, usize, usize)>,
+    /// The runs of `members` (first index, length) sharing a label, two spans or more.
+    groups: Vec<(usize, usize)>,
+    /// Indices of the choices not forced.
+    free: Vec<usize>,
+}
 
 /// Choices for a test case like `nodes` but with one span's (or one
 /// choice's) choices copied over another with the same label (the same
@@ -29,37 +40,64 @@ pub fn copy_onto_equal_label(
     spans: &[Span],
     source: &mut Source,
 ) -> Option<Vec<ChoiceValue>> {
+    copy_onto_equal_label_with(&mut MutationScratch::default(), nodes, spans, source)
+}
+
+/// [`copy_onto_equal_label`], in the working vectors of `scratch`.
+pub fn copy_onto_equal_label_with(
+    scratch: &mut MutationScratch,
+    nodes: &[ChoiceNode],
+    spans: &[Span],
+    source: &mut Source,
+) -> Option<Vec<ChoiceValue>> {
     let limit = nodes.len().min(MAX_NODES);
-    let mut groups: BTreeMap<u64, Vec<(usize, usize)>> = BTreeMap::new();
-    for span in spans {
-        if !span.discarded && span.start < span.end && span.end <= limit {
-            groups
-                .entry(span.label)
-                .or_default()
-                .push((span.start, span.end));
+    // The spans by label (in label order, each label's in span order), and
+    // the labels with two spans or more: the groups a pair is drawn from.
+    let MutationScratch {
+        members,
+        groups,
+        free,
+    } = scratch;
+    members.clear();
+    members.extend(
+        spans
+            .iter()
+            .enumerate()
+            .filter(|(_, span)| !span.discarded && span.start < span.end && span.end <= limit)
+            .map(|(position, span)| (span.label, position, span.start, span.end)),
+    );
+    // By label, then position: what a stable sort by label gives, in place.
+    members.sort_unstable();
+    groups.clear();
+    let mut first = 0;
+    for run in members.chunk_by(|a, b| a.0 == b.0) {
+        if run.len() >= 2 {
+            groups.push((first, run.len()));
         }
+        first += run.len();
     }
-    groups.retain(|_, members| members.len() >= 2);
-    let groups: Vec<Vec<(usize, usize)>> = groups.into_values().collect();
-    let free: Vec<usize> = (0..limit).filter(|&i| !nodes[i].forced).collect();
+    free.clear();
+    free.extend((0..limit).filter(|&i| !nodes[i].forced));
+    let (members, groups, free): (&[_], &[_], &[usize]) = (members, groups, free);
     for _ in 0..TRIES {
         let pair = if !groups.is_empty() && (free.len() < 2 || source.chance(0.5)) {
-            let group = &groups[source.below(groups.len() as u64) as usize];
+            let (first, len) = groups[source.below(groups.len() as u64) as usize];
+            let group = &members[first..first + len];
             let a = source.below(group.len() as u64) as usize;
             let mut b = source.below(group.len() as u64 - 1) as usize;
             if b >= a {
                 b += 1;
             }
-            Some((group[a], group[b]))
+            let range = |(_, _, start, end): (u64, usize, usize, usize)| (start, end);
+            Some((range(group[a]), range(group[b])))
         } else if free.len() >= 2 {
             let i = free[source.below(free.len() as u64) as usize];
-            let alike: Vec<usize> = free
-                .iter()
-                .copied()
-                .filter(|&j| j != i && same_kind(&nodes[i].constraints, &nodes[j].constraints))
-                .collect();
-            (!alike.is_empty()).then(|| {
-                let j = alike[source.below(alike.len() as u64) as usize];
+            let alike =
+                |j: &&usize| **j != i && same_kind(&nodes[i].constraints, &nodes[**j].constraints);
+            let count = free.iter().filter(alike).count();
+            (count > 0).then(|| {
+                let k = source.below(count as u64) as usize;
+                let j = free.iter().filter(alike).nth(k).copied().unwrap_or(i);
                 ((i, i + 1), (j, j + 1))
             })
         } else {

@@ -194,7 +194,8 @@ pub fn integer(source: &mut Source, c: &Constraints, recent: &[i128]) -> ChoiceV
     ChoiceValue::Integer(integer_value(source, ic, recent))
 }
 
-fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
+/// An integer the constraints permit, drawn as [`integer`] draws it.
+pub(crate) fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let (Some(min), Some(max)) = (c.min, c.max) else {
         return unswarmed_integer(source, c, recent);
     };
@@ -281,7 +282,12 @@ pub fn boolean(source: &mut Source, c: &Constraints, _recent: &[i128]) -> Choice
         Constraints::Boolean { p } => *p,
         _ => 0.5,
     };
-    ChoiceValue::Boolean(source.chance(p))
+    ChoiceValue::Boolean(boolean_value(source, p))
+}
+
+/// A boolean, true with probability `p`, drawn as [`boolean`] draws it.
+pub(crate) fn boolean_value(source: &mut Source, p: f64) -> bool {
+    source.chance(p)
 }
 
 /// Floats that often matter and that a uniform draw almost never meets

@@ -10,8 +10,8 @@
 //! A test can prove nondeterministic; [`crate::nondeterminism`] says what the
 //! run then does.
 
-use crate::choice::{ChoiceValue, sequence_cmp};
-use crate::data::{Buffers, DEFAULT_MAX_CHOICES, Status, TestData};
+use crate::choice::{ChoiceNode, ChoiceValue, sequence_cmp};
+use crate::data::{Buffers, DEFAULT_MAX_CHOICES, Span, Status, TestData};
 use crate::database::{ExampleDatabase, KeyedDatabase};
 use crate::health::{
     Counts, Flakiness, HealthCheck, HealthCheckFailure, HealthMonitor, StopReason,
@@ -664,6 +664,9 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         let mut consecutive_duplicates = 0u32;
         let mut mutation: Option<Vec<ChoiceValue>> = None;
         let mut chain: Option<MutationChain> = None;
+        // The vectors of the last chain that ended, for the next to take.
+        let mut spare: Option<(Vec<ChoiceNode>, Vec<Span>)> = None;
+        let mut scratch = crate::mutate::MutationScratch::default();
         while self.should_generate_more()
             && self.result.invalid_test_cases - self.small_overruns < max_invalid
         {
@@ -731,12 +734,16 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             // the next, so copies accumulate (three equal values, a run of
             // equal steps); a chain ends after MUTATION_CHAIN mutations or
             // MUTATION_FAILURES that did not take.
+            // The chain takes the test case's vectors rather than copies
+            // of them (the test case is done with them: only its status
+            // and timing are read below), and gives it back vectors it no
+            // longer needs, for the next test case to write into.
             if is_mutation {
                 if let Some(mut link) = chain.take() {
                     let took = self.last_was_new && data.status >= Some(link.status);
                     if took {
-                        link.nodes = data.nodes.clone();
-                        link.spans = data.spans.clone();
+                        std::mem::swap(&mut link.nodes, &mut data.nodes);
+                        std::mem::swap(&mut link.spans, &mut data.spans);
                         link.failures = 0;
                     } else {
                         link.failures += 1;
@@ -744,15 +751,18 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                     link.left -= 1;
                     if link.left > 0 && link.failures < MUTATION_FAILURES {
                         chain = Some(link);
+                    } else {
+                        spare = Some((link.nodes, link.spans));
                     }
                 }
             } else if let Some(status @ (Status::Valid | Status::Invalid)) = data.status
                 && let Some(source) = data.source()
                 && source.chance(MUTATION_PROBABILITY)
             {
+                let (nodes, spans) = spare.take().unwrap_or_default();
                 chain = Some(MutationChain {
-                    nodes: data.nodes.clone(),
-                    spans: data.spans.clone(),
+                    nodes: std::mem::replace(&mut data.nodes, nodes),
+                    spans: std::mem::replace(&mut data.spans, spans),
                     status,
                     left: MUTATION_CHAIN,
                     failures: 0,
@@ -761,14 +771,21 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             if let Some(link) = &chain {
                 let mut source = self.source.split();
                 mutation = (0..MUTATION_FAILURES).find_map(|_| {
-                    crate::mutate::copy_onto_equal_label(&link.nodes, &link.spans, &mut source)
-                        .filter(|choices| {
-                            !self.tree.prefix_is_exhausted(choices)
-                                && !self.tree.replay_is_known(choices)
-                        })
+                    crate::mutate::copy_onto_equal_label_with(
+                        &mut scratch,
+                        &link.nodes,
+                        &link.spans,
+                        &mut source,
+                    )
+                    .filter(|choices| {
+                        !self.tree.prefix_is_exhausted(choices)
+                            && !self.tree.replay_is_known(choices)
+                    })
                 });
-                if mutation.is_none() {
-                    chain = None;
+                if mutation.is_none()
+                    && let Some(link) = chain.take()
+                {
+                    spare = Some((link.nodes, link.spans));
                 }
             }
             if self.stopped() {
@@ -971,8 +988,8 @@ const MUTATION_FAILURES: u32 = 2;
 
 /// The test case the next mutation of a chain copies within, and what is left of the chain.
 struct MutationChain {
-    nodes: Vec<crate::choice::ChoiceNode>,
-    spans: Vec<crate::data::Span>,
+    nodes: Vec<ChoiceNode>,
+    spans: Vec<Span>,
     status: Status,
     left: u32,
     failures: u32,

@@ -25,6 +25,15 @@
 //! The tree also answers, without running the test, what a replayed choice
 //! sequence would do when every step of it is already known: the shrinker
 //! skips such candidates (their outcome was seen when the path first ran).
+//!
+//! Most of a generated test case's path is new: past the first value no
+//! earlier test case made, every choice is. Such a run of new choices is
+//! kept as a *tail*, the choices in a row in one arena, rather than a node
+//! per choice (Hypothesis' tree compresses the same way): a node that owns
+//! a tail stands for each of its choices in turn, at a [`Position`] inside
+//! it. A later test case that only follows a tail reads it; one that leaves
+//! it (another value, another kind of choice) or changes what is known
+//! along it first turns the tail's choices up to there into nodes.
 
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
 use crate::random::Source;
@@ -58,30 +67,42 @@ const UNKNOWN: ConstraintsId = u32::MAX;
 /// depends on a random seed).
 type ChildMap = HashMap<ChoiceValue, NodeId, foldhash::fast::FixedState>;
 
+/// What is below a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Below {
+    /// At most one child: `first` holds its value, `child` its node.
+    Plain,
+    /// Several children, in the map [`DataTree::branches`]`[child]`.
+    Branching,
+    /// The node stands for the choices of the tail [`DataTree::tails`]`[child]`,
+    /// from its choice `exhausted_children` on (see [`Tail`]).
+    Tail,
+}
+
 /// One choice position reached by some test case. Kept small (the tree
 /// holds up to a million of them, 48 bytes each): constraints are interned,
-/// the first child is kept inline (most nodes of a run's tree have one: a
-/// path of fresh random choices) and a branching node's children move to a
-/// map beside the nodes; the forced value is the only child's key; and
-/// exhausted children are counted as they become exhausted rather than
-/// recounted.
+/// the first child is kept inline (most nodes of a run's tree have one) and
+/// a branching node's children move to a map beside the nodes; the forced
+/// value is the only child's key; and exhausted children are counted as
+/// they become exhausted rather than recounted.
 struct TreeNode {
     /// The value of the node's only child; `None` when it has none or
-    /// several (`branching`).
+    /// several (`Below::Branching`), or owns a tail.
     first: Option<ChoiceValue>,
-    /// The only child's node, or the index of the children's map in
-    /// [`DataTree::branches`] when `branching`.
+    /// The only child's node, the index of the children's map in
+    /// [`DataTree::branches`], or of the tail in [`DataTree::tails`].
     child: NodeId,
     /// What the choice here permitted (interned), as the first test case
     /// that made it asked.
     constraints: ConstraintsId,
-    /// How many children are exhausted.
+    /// How many children are exhausted; for a node owning a tail, which
+    /// of the tail's choices is the node's.
     exhausted_children: u32,
     /// Whether the choice here was forced (a collection below its minimum
     /// size or at its maximum).
     forcing: Forcing,
-    /// Whether the children are in a map of [`DataTree::branches`].
-    branching: bool,
+    /// Where the children are.
+    below: Below,
     /// Whether some test case ended exactly here.
     ends_here: bool,
     /// Every path through this node has been run.
@@ -96,11 +117,66 @@ impl TreeNode {
             constraints: UNKNOWN,
             exhausted_children: 0,
             forcing: Forcing::Unknown,
-            branching: false,
+            below: Below::Plain,
             ends_here: false,
             exhausted: false,
         }
     }
+
+    /// Whether no test case has made a choice here or ended here.
+    fn is_fresh(&self) -> bool {
+        self.constraints == UNKNOWN
+            && !self.ends_here
+            && self.below == Below::Plain
+            && self.first.is_none()
+    }
+}
+
+/// Choices made in a row by one test case, past every path known then:
+/// `len` choices from `base` in [`DataTree::tail_values`] (their values)
+/// and [`DataTree::tail_kinds`] (their interned constraints, with
+/// [`FORCED`] set for a forced choice). A node owning the tail from its
+/// choice `start` on stands for choice `start`; the position after the
+/// last choice is where the test case ended (`ended`) or was cut short.
+struct Tail {
+    base: u32,
+    len: u32,
+    /// Whether the test case ended after the last choice.
+    ended: bool,
+    /// The first choice from which every path is exhausted: each choice
+    /// from there on permits one value, and the test case ended; `len + 1`
+    /// (none) otherwise.
+    exhausted_from: u32,
+}
+
+/// How many interned constraints [`DataTree::intern`] looks at before it
+/// hashes: the kinds of choice a state machine's step makes, and then some.
+const RECENT_CONSTRAINTS: usize = 8;
+
+/// The bit of a tail choice's kind that says it was forced.
+const FORCED: u32 = 1 << 31;
+
+/// A place in the tree: a node, or (`offset` > 0) a choice `offset` steps
+/// into the tail the node owns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Position {
+    node: NodeId,
+    offset: u32,
+}
+
+impl Position {
+    fn at(node: NodeId) -> Position {
+        Position { node, offset: 0 }
+    }
+}
+
+/// What the tree knows of the choice at a position.
+struct Known {
+    constraints: ConstraintsId,
+    forcing: Forcing,
+    ends_here: bool,
+    exhausted: bool,
+    exhausted_children: u32,
 }
 
 /// What interning tells constraints apart by: exactly equal constraints
@@ -112,6 +188,20 @@ enum ConstraintsKey {
     Boolean(u64),
     Bytes(usize, usize),
     String(usize, usize, usize),
+}
+
+/// Whether `a` and `b` are interned alike (have the same [`key_of`]).
+fn exactly_equal(a: &Constraints, b: &Constraints) -> bool {
+    match (a, b) {
+        (Constraints::Integer(x), Constraints::Integer(y)) => x == y,
+        (Constraints::Boolean { p: x }, Constraints::Boolean { p: y }) => {
+            x.to_bits() == y.to_bits()
+        }
+        (Constraints::Float(_), Constraints::Float(_))
+        | (Constraints::Bytes(_), Constraints::Bytes(_))
+        | (Constraints::String { .. }, Constraints::String { .. }) => key_of(a) == key_of(b),
+        _ => false,
+    }
 }
 
 fn key_of(c: &Constraints) -> ConstraintsKey {
@@ -132,30 +222,51 @@ fn key_of(c: &Constraints) -> ConstraintsKey {
 /// The paths of all test cases run so far.
 pub struct DataTree {
     nodes: Vec<TreeNode>,
-    /// Stop growing past this many nodes (the check then covers known paths only).
+    /// Stop growing past this many nodes and tail choices (the check then
+    /// covers known paths only).
     max_nodes: usize,
     /// The children of branching nodes, by value.
     branches: Vec<ChildMap>,
+    /// Runs of new choices (see [`Tail`]).
+    tails: Vec<Tail>,
+    /// The values of the tails' choices.
+    tail_values: Vec<ChoiceValue>,
+    /// The interned constraints of the tails' choices, with [`FORCED`].
+    tail_kinds: Vec<u32>,
     /// Interned constraints, by [`ConstraintsId`].
     constraints: Vec<Constraints>,
+    /// Whether each interned constraints' choice permits one value only.
+    single_valued: Vec<bool>,
     interned: HashMap<ConstraintsKey, ConstraintsId, foldhash::fast::FixedState>,
-    /// The last two interned (a test case often alternates between two).
-    recent: [(ConstraintsKey, ConstraintsId); 2],
+    /// The constraints interned last (a test case draws the same few
+    /// kinds over and over), compared as they are before any key is built
+    /// and hashed; replaced in turn.
+    recent: [ConstraintsId; RECENT_CONSTRAINTS],
+    /// The slot of [`DataTree::recent`] replaced next.
+    recent_next: usize,
     /// A reusable buffer for the path of the test case being recorded.
     path: Vec<NodeId>,
+    /// Whether runs of new choices are kept as tails (always, but for the
+    /// tests that check tails change nothing the tree answers).
+    compress: bool,
 }
 
 impl Default for DataTree {
     fn default() -> Self {
-        let none = (ConstraintsKey::Bytes(usize::MAX, 0), UNKNOWN);
         DataTree {
             nodes: vec![TreeNode::new()],
             max_nodes: 1 << 20,
             branches: Vec::new(),
+            tails: Vec::new(),
+            tail_values: Vec::new(),
+            tail_kinds: Vec::new(),
             constraints: Vec::new(),
+            single_valued: Vec::new(),
             interned: HashMap::default(),
-            recent: [none, none],
+            recent: [UNKNOWN; RECENT_CONSTRAINTS],
+            recent_next: 0,
             path: Vec::new(),
+            compress: true,
         }
     }
 }
@@ -233,33 +344,128 @@ impl DataTree {
         &mut self.nodes[at as usize]
     }
 
-    /// The child of node `at` where `value` was chosen.
-    fn child(&self, at: NodeId, value: &ChoiceValue) -> Option<NodeId> {
+    /// The tail node `at` owns and which of its choices is the node's.
+    fn tail_of(&self, at: NodeId) -> Option<(&Tail, u32)> {
         let node = self.node(at);
-        match &node.first {
-            Some(first) => (first == value).then_some(node.child),
-            None if node.branching => self.branches[node.child as usize].get(value).copied(),
-            None => None,
+        (node.below == Below::Tail)
+            .then(|| (&self.tails[node.child as usize], node.exhausted_children))
+    }
+
+    /// What the tree knows of the choice at `at`.
+    fn known(&self, at: Position) -> Known {
+        let node = self.node(at.node);
+        let Some((tail, start)) = self.tail_of(at.node) else {
+            return Known {
+                constraints: node.constraints,
+                forcing: node.forcing,
+                ends_here: node.ends_here,
+                exhausted: node.exhausted,
+                exhausted_children: node.exhausted_children,
+            };
+        };
+        let index = start + at.offset;
+        if index < tail.len {
+            let kind = self.tail_kinds[(tail.base + index) as usize];
+            Known {
+                constraints: kind & !FORCED,
+                forcing: if kind & FORCED != 0 {
+                    Forcing::Forced
+                } else {
+                    Forcing::Free
+                },
+                ends_here: false,
+                exhausted: index >= tail.exhausted_from,
+                exhausted_children: u32::from(index + 1 >= tail.exhausted_from),
+            }
+        } else {
+            Known {
+                constraints: UNKNOWN,
+                forcing: Forcing::Unknown,
+                ends_here: tail.ended,
+                exhausted: tail.ended,
+                exhausted_children: 0,
+            }
         }
     }
 
-    /// The only child of node `at` (the forced value's), if it has exactly one.
-    fn only_child(&self, at: NodeId) -> Option<(&ChoiceValue, NodeId)> {
-        let node = self.node(at);
-        node.first.as_ref().map(|value| (value, node.child))
+    /// The value chosen at a position inside a tail, and the position after it.
+    fn tail_step(&self, at: Position) -> Option<(&ChoiceValue, Position)> {
+        let (tail, start) = self.tail_of(at.node)?;
+        let index = start + at.offset;
+        (index < tail.len).then(|| {
+            (
+                &self.tail_values[(tail.base + index) as usize],
+                Position {
+                    node: at.node,
+                    offset: at.offset + 1,
+                },
+            )
+        })
     }
 
-    /// Adds `child` under node `at`, where `value` was chosen.
+    /// The child of `at` where `value` was chosen.
+    fn child(&self, at: Position, value: &ChoiceValue) -> Option<Position> {
+        let node = self.node(at.node);
+        match node.below {
+            Below::Tail => self
+                .tail_step(at)
+                .and_then(|(v, next)| (v == value).then_some(next)),
+            Below::Branching => self.branches[node.child as usize]
+                .get(value)
+                .map(|&child| Position::at(child)),
+            Below::Plain => match &node.first {
+                Some(first) => (first == value).then_some(Position::at(node.child)),
+                None => None,
+            },
+        }
+    }
+
+    /// The only child of `at` (the forced value's), if it has exactly one.
+    fn only_child(&self, at: Position) -> Option<(&ChoiceValue, Position)> {
+        let node = self.node(at.node);
+        match node.below {
+            Below::Tail => self.tail_step(at),
+            Below::Branching => None,
+            Below::Plain => node
+                .first
+                .as_ref()
+                .map(|value| (value, Position::at(node.child))),
+        }
+    }
+
+    /// How many children `at` has.
+    fn child_count(&self, at: Position) -> usize {
+        let node = self.node(at.node);
+        match node.below {
+            Below::Tail => usize::from(self.tail_step(at).is_some()),
+            Below::Branching => self.branches[node.child as usize].len(),
+            Below::Plain => usize::from(node.first.is_some()),
+        }
+    }
+
+    /// The children of `at`, with the values chosen for them.
+    fn children(&self, at: Position) -> Vec<(&ChoiceValue, Position)> {
+        let node = self.node(at.node);
+        match node.below {
+            Below::Branching => self.branches[node.child as usize]
+                .iter()
+                .map(|(v, c)| (v, Position::at(*c)))
+                .collect(),
+            Below::Tail | Below::Plain => self.only_child(at).into_iter().collect(),
+        }
+    }
+
+    /// Adds `child` under node `at` (not owning a tail), where `value` was chosen.
     fn insert_child(&mut self, at: NodeId, value: ChoiceValue, child: NodeId) {
         let branches = self.branches.len() as NodeId;
         let node = &mut self.nodes[at as usize];
-        if node.branching {
+        if node.below == Below::Branching {
             self.branches[node.child as usize].insert(value, child);
         } else if let Some(first) = node.first.take() {
             let mut map = ChildMap::with_capacity_and_hasher(4, Default::default());
             map.insert(first, node.child);
             map.insert(value, child);
-            node.branching = true;
+            node.below = Below::Branching;
             node.child = branches;
             self.branches.push(map);
         } else {
@@ -268,51 +474,66 @@ impl DataTree {
         }
     }
 
-    /// How many children node `at` has.
-    fn child_count(&self, at: NodeId) -> usize {
+    /// For a branching node `at` and a value cheap to copy, the child where
+    /// `value` was chosen, added (a new node) when no test case chose it
+    /// and the tree may grow (`Some(None)`: it may not); in one lookup of
+    /// the children's map, which after many test cases is large and each
+    /// lookup a cache miss. `None` for other nodes and values.
+    fn branch_entry(&mut self, at: NodeId, value: &ChoiceValue) -> Option<Option<NodeId>> {
         let node = self.node(at);
-        match node.first {
-            Some(_) => 1,
-            None if node.branching => self.branches[node.child as usize].len(),
-            None => 0,
+        if node.below != Below::Branching
+            || !matches!(
+                value,
+                ChoiceValue::Integer(_) | ChoiceValue::Boolean(_) | ChoiceValue::Float(_)
+            )
+        {
+            return None;
         }
+        let map = node.child as usize;
+        let grow = self.size() < self.max_nodes;
+        let fresh = self.nodes.len() as NodeId;
+        let map = &mut self.branches[map];
+        let child = match map.entry(value.clone()) {
+            std::collections::hash_map::Entry::Occupied(entry) => *entry.get(),
+            std::collections::hash_map::Entry::Vacant(entry) if grow => {
+                entry.insert(fresh);
+                self.nodes.push(TreeNode::new());
+                fresh
+            }
+            std::collections::hash_map::Entry::Vacant(_) => return Some(None),
+        };
+        Some(Some(child))
     }
 
-    /// Node `at`'s children, with the values chosen for them.
-    fn children(&self, at: NodeId) -> Vec<(&ChoiceValue, NodeId)> {
-        let node = self.node(at);
-        match &node.first {
-            Some(first) => vec![(first, node.child)],
-            None if node.branching => self.branches[node.child as usize]
-                .iter()
-                .map(|(v, c)| (v, *c))
-                .collect(),
-            None => Vec::new(),
-        }
-    }
-
-    /// The constraints a node's choice was first made under (`None` when no
-    /// test case has made it).
-    fn constraints_of(&self, at: NodeId) -> Option<&Constraints> {
-        self.constraints.get(self.node(at).constraints as usize)
+    /// The constraints the choice at `at` was first made under (`None`
+    /// when no test case has made it).
+    fn constraints_of(&self, at: Position) -> Option<&Constraints> {
+        self.constraints.get(self.known(at).constraints as usize)
     }
 
     /// The id of constraints equal to `c`, adding them when new.
     fn intern(&mut self, c: &Constraints) -> ConstraintsId {
-        let key = key_of(c);
-        if let Some(&(_, id)) = self.recent.iter().find(|(k, _)| *k == key) {
+        let recent = self.recent.iter().copied().find(|&id| {
+            self.constraints
+                .get(id as usize)
+                .is_some_and(|known| exactly_equal(known, c))
+        });
+        if let Some(id) = recent {
             return id;
         }
+        let key = key_of(c);
         let id = match self.interned.get(&key) {
             Some(&id) => id,
             None => {
                 let id = self.constraints.len() as ConstraintsId;
                 self.constraints.push(c.clone());
+                self.single_valued.push(permitted_values(c) == Some(1));
                 self.interned.insert(key, id);
                 id
             }
         };
-        self.recent = [(key, id), self.recent[0]];
+        self.recent[self.recent_next] = id;
+        self.recent_next = (self.recent_next + 1) % RECENT_CONSTRAINTS;
         id
     }
 
@@ -356,6 +577,126 @@ impl DataTree {
         outcome
     }
 
+    /// How many of `nodes` the tail owned by `at` repeats from its node's
+    /// choice on: the same value, forced alike, under the same kind of
+    /// constraints; and how many choices the tail has from there.
+    fn tail_agreement(&self, at: NodeId, nodes: &[ChoiceNode]) -> (usize, usize) {
+        let Some((tail, start)) = self.tail_of(at) else {
+            return (0, 0);
+        };
+        let from = (tail.base + start) as usize;
+        let remaining = (tail.len - start) as usize;
+        let values = &self.tail_values[from..from + remaining];
+        let kinds = &self.tail_kinds[from..from + remaining];
+        let agreeing = nodes
+            .iter()
+            .zip(values.iter().zip(kinds))
+            .take_while(|&(node, (value, &kind))| {
+                node.forced == (kind & FORCED != 0)
+                    && node.value == *value
+                    && same_kind(
+                        &self.constraints[(kind & !FORCED) as usize],
+                        &node.constraints,
+                    )
+            })
+            .count();
+        (agreeing, remaining)
+    }
+
+    /// Turns the first choice of the tail node `at` owns into the node
+    /// itself; returns the node standing for the rest (a new node owning
+    /// the tail's next choice on, or, past its last choice, a new node
+    /// where the tail's test case ended).
+    fn expand(&mut self, at: NodeId) -> NodeId {
+        let node = self.node(at);
+        let (tail_id, start) = (node.child, node.exhausted_children);
+        let tail = &self.tails[tail_id as usize];
+        let index = (tail.base + start) as usize;
+        let (ended, exhausted_from, len) = (tail.ended, tail.exhausted_from, tail.len);
+        let kind = self.tail_kinds[index];
+        let value = self.tail_values[index].clone();
+        let child = self.nodes.len() as NodeId;
+        let mut below = TreeNode::new();
+        if start + 1 < len {
+            below.below = Below::Tail;
+            below.child = tail_id;
+            below.exhausted_children = start + 1;
+            below.exhausted = start + 1 >= exhausted_from;
+        } else {
+            below.ends_here = ended;
+            below.exhausted = ended;
+        }
+        let child_exhausted = below.exhausted;
+        self.nodes.push(below);
+        let node = self.node_mut(at);
+        node.below = Below::Plain;
+        node.first = Some(value);
+        node.child = child;
+        node.constraints = kind & !FORCED;
+        node.forcing = if kind & FORCED != 0 {
+            Forcing::Forced
+        } else {
+            Forcing::Free
+        };
+        node.exhausted_children = u32::from(child_exhausted);
+        node.exhausted = start >= exhausted_from;
+        child
+    }
+
+    /// Makes node `at` (fresh: nothing known of it) own a tail of `nodes`,
+    /// which a test case made from there on.
+    fn grow_tail(&mut self, at: NodeId, nodes: &[ChoiceNode], ended: bool, path: &[NodeId]) {
+        let base = self.tail_values.len() as u32;
+        self.tail_values.reserve(nodes.len());
+        self.tail_kinds.reserve(nodes.len());
+        let mut exhausted_from = if ended { 0 } else { u32::MAX };
+        // A test case draws the same few kinds of choice over and over:
+        // the last two kinds are looked up without building their keys.
+        let mut last: [Option<(&Constraints, ConstraintsId)>; 2] = [None, None];
+        for (i, node) in nodes.iter().enumerate() {
+            let id = match last
+                .iter()
+                .flatten()
+                .find(|(c, _)| exactly_equal(c, &node.constraints))
+            {
+                Some(&(_, id)) => id,
+                None => {
+                    let id = self.intern(&node.constraints);
+                    last = [Some((&node.constraints, id)), last[0]];
+                    id
+                }
+            };
+            if !(node.forced || self.single_valued[id as usize]) && ended {
+                exhausted_from = i as u32 + 1;
+            }
+            self.tail_kinds
+                .push(if node.forced { id | FORCED } else { id });
+            self.tail_values.push(node.value.clone());
+        }
+        let len = nodes.len() as u32;
+        let exhausted_from = exhausted_from.min(len + 1);
+        let tail = self.tails.len() as u32;
+        self.tails.push(Tail {
+            base,
+            len,
+            ended,
+            exhausted_from,
+        });
+        let node = self.node_mut(at);
+        node.below = Below::Tail;
+        node.child = tail;
+        node.exhausted_children = 0;
+        if exhausted_from == 0 {
+            node.exhausted = false;
+            self.mark_exhausted(at, path);
+        }
+    }
+
+    /// Nodes and tail choices held: what [`DataTree::max_nodes`] bounds.
+    fn size(&self) -> usize {
+        self.nodes.len() + self.tail_values.len()
+    }
+
     fn record_along(
         &mut self,
         nodes: &[ChoiceNode],
@@ -365,7 +706,40 @@ impl DataTree {
         path: &mut Vec<NodeId>,
     ) -> Result<bool, String> {
         let mut at: NodeId = 0;
-        for (i, node) in nodes.iter().enumerate() {
+        let mut i = 0;
+        while i < nodes.len() {
+            if self.node(at).below == Below::Tail {
+                let (agreeing, remaining) = self.tail_agreement(at, &nodes[i..]);
+                if i + agreeing == nodes.len() && kills.is_empty() {
+                    // The test case follows the tail and stops on it: nothing
+                    // changes unless it ended where no test case ended before.
+                    let end_known =
+                        agreeing == remaining && self.tails[self.node(at).child as usize].ended;
+                    if !ended || end_known {
+                        return Ok(!end_known);
+                    }
+                }
+                // What changes is at choice `agreeing` of the tail: the
+                // choices up to there become nodes.
+                for _ in 0..agreeing {
+                    path.push(at);
+                    at = self.expand(at);
+                    i += 1;
+                }
+                if self.node(at).below == Below::Tail {
+                    self.expand(at);
+                }
+                continue;
+            }
+            if self.compress
+                && self.node(at).is_fresh()
+                && kills.is_empty()
+                && self.size() + (nodes.len() - i) <= self.max_nodes
+            {
+                self.grow_tail(at, &nodes[i..], ended, path);
+                return Ok(true);
+            }
+            let node = &nodes[i];
             path.push(at);
             let known = self.node(at);
             let forcing = match (known.forcing, node.forced) {
@@ -373,13 +747,13 @@ impl DataTree {
                 (Forcing::Unknown, true) => Forcing::Forced,
                 (Forcing::Free, true) | (Forcing::Forced, false) => Forcing::Mixed,
                 // Forced again: to the same value as before?
-                (Forcing::Forced, true) => match self.only_child(at) {
+                (Forcing::Forced, true) => match self.only_child(Position::at(at)) {
                     Some((value, _)) if *value != node.value => Forcing::Mixed,
                     _ => Forcing::Forced,
                 },
                 (other, _) => other,
             };
-            match self.constraints_of(at) {
+            match self.constraints_of(Position::at(at)) {
                 Some(previous) if !same_kind(previous, &node.constraints) && i >= streams_from => {
                     self.node_mut(at).forcing = Forcing::Mixed;
                     return Ok(true);
@@ -399,9 +773,17 @@ impl DataTree {
                 }
             }
             self.node_mut(at).forcing = forcing;
-            at = match self.child(at, &node.value) {
-                Some(child) => child,
-                None if self.nodes.len() < self.max_nodes => {
+            if let Some(next) = self.branch_entry(at, &node.value) {
+                at = match next {
+                    Some(child) => child,
+                    None => return Ok(true),
+                };
+                i += 1;
+                continue;
+            }
+            at = match self.child(Position::at(at), &node.value) {
+                Some(child) => child.node,
+                None if self.size() < self.max_nodes => {
                     let child = self.nodes.len() as NodeId;
                     self.nodes.push(TreeNode::new());
                     self.insert_child(at, node.value.clone(), child);
@@ -409,11 +791,21 @@ impl DataTree {
                 }
                 None => return Ok(true),
             };
+            i += 1;
+        }
+        if self.node(at).below == Below::Tail {
+            // The test case ended on the first choice of a tail (after a
+            // node, with nothing left to follow): that choice becomes a
+            // node, where it ended.
+            if !ended && kills.is_empty() {
+                return Ok(true);
+            }
+            self.expand(at);
         }
         let new = !self.node(at).ends_here;
         if ended {
             self.node_mut(at).ends_here = true;
-            if self.child_count(at) == 0 {
+            if self.child_count(Position::at(at)) == 0 {
                 self.mark_exhausted(at, path);
             }
         }
@@ -448,13 +840,13 @@ impl DataTree {
     /// or one under which everything has run): a test case starting with it
     /// explores nothing new.
     pub fn prefix_is_exhausted(&self, prefix: &[ChoiceValue]) -> bool {
-        let mut at: NodeId = 0;
+        let mut at = Position::at(0);
         for value in prefix {
-            let node = self.node(at);
-            if node.exhausted {
+            let known = self.known(at);
+            if known.exhausted {
                 return true;
             }
-            let next = match node.forcing {
+            let next = match known.forcing {
                 Forcing::Forced => self.only_child(at).map(|(_, child)| child),
                 _ => self.child(at, value),
             };
@@ -463,7 +855,7 @@ impl DataTree {
                 None => return false,
             }
         }
-        self.node(at).exhausted
+        self.known(at).exhausted
     }
 
     /// A prefix for the next generated test case that leads somewhere new:
@@ -475,16 +867,16 @@ impl DataTree {
     pub fn novel_prefix(&self, source: &mut Source) -> Vec<ChoiceValue> {
         const DRAWS: usize = 10;
         let mut prefix = Vec::new();
-        let mut at: NodeId = 0;
+        let mut at = Position::at(0);
         loop {
-            let node = self.node(at);
-            if node.exhausted || node.ends_here {
+            let known = self.known(at);
+            if known.exhausted || known.ends_here {
                 return prefix;
             }
-            let Some(constraints) = self.constraints_of(at) else {
+            let Some(constraints) = self.constraints.get(known.constraints as usize) else {
                 return prefix;
             };
-            match node.forcing {
+            match known.forcing {
                 Forcing::Forced => match self.only_child(at) {
                     Some((value, child)) => {
                         prefix.push(value.clone());
@@ -493,21 +885,29 @@ impl DataTree {
                     None => return prefix,
                 },
                 Forcing::Free => {
+                    // The drawn value with its child, looked up once: a node
+                    // with many children (an unbounded integer) keeps them
+                    // in a large map, where each lookup is a cache miss.
                     let mut chosen = None;
                     for _ in 0..DRAWS {
                         let v = crate::random::any(source, constraints);
                         match self.child(at, &v) {
-                            Some(child) if self.node(child).exhausted => continue,
-                            _ => {
-                                chosen = Some(v);
+                            Some(child) if self.known(child).exhausted => continue,
+                            next => {
+                                chosen = Some((v, next));
                                 break;
                             }
                         }
                     }
-                    let Some(value) = chosen.or_else(|| self.unexhausted_value(at, source)) else {
+                    let chosen = chosen.or_else(|| {
+                        self.unexhausted_value(at, source).map(|value| {
+                            let next = self.child(at, &value);
+                            (value, next)
+                        })
+                    });
+                    let Some((value, next)) = chosen else {
                         return prefix;
                     };
-                    let next = self.child(at, &value);
                     prefix.push(value);
                     match next {
                         Some(child) => at = child,
@@ -519,17 +919,17 @@ impl DataTree {
         }
     }
 
-    /// A value at node `at` that does not lead to an exhausted node, when
+    /// A value at `at` that does not lead to an exhausted node, when
     /// random draws kept hitting exhausted ones: one never made there (for
     /// a counted choice) or a known child that is not exhausted.
-    fn unexhausted_value(&self, at: NodeId, source: &mut Source) -> Option<ChoiceValue> {
+    fn unexhausted_value(&self, at: Position, source: &mut Source) -> Option<ChoiceValue> {
         let constraints = self.constraints_of(at)?;
         // Counted, not searched for: a node with many children (an
         // unbounded integer after thousands of test cases), all exhausted,
         // has none open, and costs nothing to ask.
         let open_children = self
             .child_count(at)
-            .saturating_sub(self.node(at).exhausted_children as usize);
+            .saturating_sub(self.known(at).exhausted_children as usize);
         let children = if open_children > 0 {
             self.children(at)
         } else {
@@ -537,7 +937,7 @@ impl DataTree {
         };
         let open: Vec<&ChoiceValue> = children
             .into_iter()
-            .filter(|&(_, child)| !self.node(child).exhausted)
+            .filter(|&(_, child)| !self.known(child).exhausted)
             .map(|(v, _)| v)
             .collect();
         let unseen = permitted_values(constraints).and_then(|n| {
@@ -565,15 +965,17 @@ impl DataTree {
 
     /// Whether every test case the run could generate has run.
     pub fn is_exhausted(&self) -> bool {
-        self.node(0).exhausted
+        self.known(Position::at(0)).exhausted
     }
 
-    /// Whether each value the choice at `at` permits leads to an exhausted node.
+    /// Whether each value the choice at node `at` permits leads to an exhausted node.
     fn all_values_exhausted(&self, at: NodeId) -> bool {
         let node = self.node(at);
         let permitted = match node.forcing {
             Forcing::Forced => Some(1),
-            Forcing::Free => self.constraints_of(at).and_then(permitted_values),
+            Forcing::Free => self
+                .constraints_of(Position::at(at))
+                .and_then(permitted_values),
             _ => None,
         };
         permitted.is_some_and(|n| u128::from(node.exhausted_children) >= n)
@@ -584,10 +986,9 @@ impl DataTree {
     /// walk a path some earlier test case walked to its end: its outcome is
     /// then already known. False when any step is unknown or ambiguous.
     pub fn replay_is_known(&self, choices: &[ChoiceValue]) -> bool {
-        let (mut at, mut i) = (0, 0usize);
+        let (mut at, mut i) = (Position::at(0), 0usize);
         loop {
-            let node = self.node(at);
-            if node.ends_here {
+            if self.known(at).ends_here {
                 // A deterministic test always ends here after these choices;
                 // if some test case also went on from here, it is not.
                 return self.child_count(at) == 0;
@@ -604,9 +1005,9 @@ impl DataTree {
     /// where they stop (after any forced choices, which need none), a test
     /// case went on drawing freely, and none ended there.
     pub fn replay_runs_past(&self, choices: &[ChoiceValue]) -> bool {
-        let mut at: NodeId = 0;
+        let mut at = Position::at(0);
         for value in choices {
-            if self.node(at).ends_here {
+            if self.known(at).ends_here {
                 return false;
             }
             match self.replay_step(at, Some(value)) {
@@ -615,11 +1016,11 @@ impl DataTree {
             }
         }
         loop {
-            let node = self.node(at);
-            if node.ends_here || node.constraints == UNKNOWN {
+            let known = self.known(at);
+            if known.ends_here || known.constraints == UNKNOWN {
                 return false;
             }
-            match node.forcing {
+            match known.forcing {
                 Forcing::Free => return true,
                 Forcing::Forced => match self.replay_step(at, None) {
                     Some(child) => at = child,
@@ -630,15 +1031,15 @@ impl DataTree {
         }
     }
 
-    /// The node a replay moves to from node `at` when the choice it offers
+    /// The position a replay moves to from `at` when the choice it offers
     /// there is `offered` (`None`: past the end of its choices): a forced
     /// choice ignores it, a misfit or a missing one is the simplest value.
     /// `None` when the tree cannot tell (nothing known, not deterministic,
     /// or a value no test case took there).
-    fn replay_step(&self, at: NodeId, offered: Option<&ChoiceValue>) -> Option<NodeId> {
-        let node = self.node(at);
-        let constraints = self.constraints_of(at)?;
-        match (node.forcing, offered) {
+    fn replay_step(&self, at: Position, offered: Option<&ChoiceValue>) -> Option<Position> {
+        let known = self.known(at);
+        let constraints = self.constraints.get(known.constraints as usize)?;
+        match (known.forcing, offered) {
             (Forcing::Forced, _) => self.only_child(at).map(|(_, child)| child),
             (Forcing::Unknown | Forcing::Mixed, _) => None,
             (Forcing::Free, Some(v)) if constraints.permits(v) => self.child(at, v),
@@ -853,6 +1254,156 @@ mod tests {
                 prefix,
                 vec![ChoiceValue::Boolean(true), ChoiceValue::Boolean(true)]
             );
+        }
+    }
+
+    /// A deterministic test over small choices, for comparing trees: what
+    /// it asks for next depends only on the values chosen so far (unless
+    /// `flaky`, which asks for something else at one place).
+    fn program(
+        values: &mut impl FnMut(&Constraints, bool) -> ChoiceValue,
+        flaky: bool,
+    ) -> Vec<ChoiceNode> {
+        let mut nodes: Vec<ChoiceNode> = Vec::new();
+        let mut sum = 0i128;
+        let length = 2 + match values(
+            &Constraints::Integer(IntegerConstraints::bounded(0, 3)),
+            false,
+        ) {
+            ChoiceValue::Integer(v) => v,
+            _ => 0,
+        };
+        nodes.push(ChoiceNode {
+            constraints: Constraints::Integer(IntegerConstraints::bounded(0, 3)),
+            value: ChoiceValue::Integer(length - 2),
+            forced: false,
+        });
+        for depth in 0..length {
+            let forced = (sum + depth) % 4 == 3;
+            let constraints = if (sum + depth) % 3 == 0 {
+                Constraints::Boolean { p: 0.5 }
+            } else {
+                let max = (sum % 3) + 1 + i128::from(flaky && depth == 2);
+                Constraints::Integer(IntegerConstraints::bounded(0, max))
+            };
+            let value = if forced {
+                constraints.simplest()
+            } else {
+                values(&constraints, forced)
+            };
+            if let ChoiceValue::Integer(v) = value {
+                sum += v;
+            }
+            if let ChoiceValue::Boolean(true) = value {
+                sum += 1;
+            }
+            nodes.push(ChoiceNode {
+                constraints,
+                value,
+                forced,
+            });
+        }
+        nodes
+    }
+
+    #[test]
+    fn a_full_tree_still_knows_its_branches_and_stops_growing() {
+        let mut tree = DataTree {
+            max_nodes: 8,
+            ..DataTree::default()
+        };
+        // One choice per test case: the root branches, a node per value.
+        for v in 0..20 {
+            let new = tree.record(&[int(0, v)], true, &[]).unwrap();
+            assert!(new, "value {v} is new");
+        }
+        let known = tree.nodes.len();
+        assert!(tree.size() <= 8, "{} held", tree.size());
+        // Values recorded before the tree filled up are known; later ones
+        // are new every time, and nothing more is held.
+        assert!(!tree.record(&[int(0, 0)], true, &[]).unwrap());
+        assert!(tree.replay_is_known(&[i(1)]));
+        assert!(tree.record(&[int(0, 19)], true, &[]).unwrap());
+        assert!(!tree.replay_is_known(&[i(19)]));
+        assert_eq!(tree.nodes.len(), known);
+    }
+
+    #[test]
+    fn tails_change_no_answer_of_the_tree() {
+        for seed in 0..300u64 {
+            let mut compressed = DataTree::default();
+            let mut plain = DataTree {
+                compress: false,
+                ..DataTree::default()
+            };
+            let mut source = Source::from_seed(seed);
+            for step in 0..60 {
+                // Either a random path, or a replay of a (perturbed) novel prefix.
+                let prefix = compressed.novel_prefix(&mut source.clone());
+                assert_eq!(
+                    prefix,
+                    plain.novel_prefix(&mut source.clone()),
+                    "seed {seed} step {step}"
+                );
+                let use_prefix = source.chance(0.5);
+                let mut k = 0;
+                let mut values = |c: &Constraints, _forced: bool| {
+                    k += 1;
+                    match prefix.get(k - 1) {
+                        Some(v) if use_prefix && c.permits(v) => v.clone(),
+                        _ => crate::random::any(&mut source, c),
+                    }
+                };
+                let flaky = seed % 7 == 0 && step == 30;
+                let nodes = program(&mut values, flaky);
+                let cut = if source.chance(0.1) {
+                    source.below(nodes.len() as u64 + 1) as usize
+                } else {
+                    nodes.len()
+                };
+                let nodes = &nodes[..cut];
+                let ended = cut == nodes.len() && !source.chance(0.1);
+                let kills: Vec<usize> = if source.chance(0.15) {
+                    vec![source.below(nodes.len() as u64 + 1) as usize]
+                } else {
+                    Vec::new()
+                };
+                let a = compressed.record(nodes, ended, &kills);
+                let b = plain.record(nodes, ended, &kills);
+                assert_eq!(a, b, "seed {seed} step {step}");
+                assert_eq!(
+                    compressed.is_exhausted(),
+                    plain.is_exhausted(),
+                    "seed {seed} step {step}"
+                );
+                for _ in 0..4 {
+                    let mut query: Vec<ChoiceValue> =
+                        nodes.iter().map(|n| n.value.clone()).collect();
+                    let keep = source.below(query.len() as u64 + 1) as usize;
+                    query.truncate(keep);
+                    if source.chance(0.5) {
+                        query.push(ChoiceValue::Integer(source.below(3) as i128));
+                    }
+                    assert_eq!(
+                        compressed.replay_is_known(&query),
+                        plain.replay_is_known(&query),
+                        "seed {seed} step {step} {query:?}"
+                    );
+                    assert_eq!(
+                        compressed.replay_runs_past(&query),
+                        plain.replay_runs_past(&query),
+                        "seed {seed} step {step} {query:?}"
+                    );
+                    assert_eq!(
+                        compressed.prefix_is_exhausted(&query),
+                        plain.prefix_is_exhausted(&query),
+                        "seed {seed} step {step} {query:?}"
+                    );
+                }
+                if compressed.is_exhausted() {
+                    break;
+                }
+            }
         }
     }
 }

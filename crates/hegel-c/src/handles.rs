@@ -13,12 +13,15 @@
 //! A frontend makes several calls per drawn value, each naming the same
 //! context and test case, so each thread remembers the last object it looked
 //! up of each kind: the same handle again is found without the slab. Every
-//! free of a kind moves that kind's count of frees on, and a remembered
-//! object counts only while the count is the one it was looked up under, so
-//! a freed handle is refused as before (a slot reused by the slab has a new
-//! key, never the remembered one). A thread forgets what it remembered of a
-//! handle when it frees it; another thread that remembered it drops its
-//! reference at its next lookup of that kind.
+//! free of a handle moves a count of frees on, one of [`FREE_BUCKETS`] per
+//! kind chosen by the handle, and a remembered object counts only while its
+//! handle's count is the one it was looked up under, so a freed handle is
+//! refused as before (a slot reused by the slab has a new key, never the
+//! remembered one). Frees of other handles of the kind seldom share that
+//! count: a frontend that makes and frees a block handle at every step of a
+//! state machine keeps its test case's handle remembered. A thread forgets
+//! what it remembered of a handle when it frees it; another thread that
+//! remembered it drops its reference at its next lookup of that kind.
 
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
@@ -44,14 +47,29 @@ pub trait Handled: Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// The slab holding every live object of the kind.
     fn slab() -> &'static Slab<Arc<Self>, HandleConfig>;
-    /// How many objects of the kind have been freed.
-    fn frees() -> &'static AtomicU64;
+    /// How many handles of the kind have been freed, by [`free_bucket`].
+    fn frees() -> &'static [AtomicU64; FREE_BUCKETS];
     /// This thread's last looked-up object of the kind.
     fn remembered() -> &'static std::thread::LocalKey<Remembered<Self>>;
 }
 
-/// A thread's last looked-up object of one kind: its handle, the kind's
-/// count of frees when it was looked up, and the object.
+/// How many counts of frees each kind keeps (see the module docs).
+pub const FREE_BUCKETS: usize = 64;
+
+/// Which of its kind's counts of frees a handle moves on when freed.
+fn free_bucket(raw: usize) -> usize {
+    // The key's generation bits change each time the slab reuses a slot, so
+    // a handle made and freed over and over lands in varying buckets.
+    (raw as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (usize::BITS - 6)
+}
+
+/// This handle's count of frees.
+fn frees_of<T: Handled>(raw: usize) -> &'static AtomicU64 {
+    &T::frees()[free_bucket(raw) % FREE_BUCKETS]
+}
+
+/// A thread's last looked-up object of one kind: its handle, its count of
+/// frees when it was looked up, and the object.
 pub type Remembered<T> = RefCell<Option<(usize, u64, Arc<T>)>>;
 
 /// Declares a handled kind: its tag, its name and its slab.
@@ -70,9 +88,10 @@ macro_rules! handled {
                 });
                 &SLAB
             }
-            fn frees() -> &'static ::std::sync::atomic::AtomicU64 {
-                static FREES: ::std::sync::atomic::AtomicU64 =
-                    ::std::sync::atomic::AtomicU64::new(0);
+            fn frees() -> &'static [::std::sync::atomic::AtomicU64; $crate::handles::FREE_BUCKETS] {
+                static FREES: [::std::sync::atomic::AtomicU64; $crate::handles::FREE_BUCKETS] =
+                    [const { ::std::sync::atomic::AtomicU64::new(0) };
+                        $crate::handles::FREE_BUCKETS];
                 &FREES
             }
             fn remembered() -> &'static ::std::thread::LocalKey<$crate::handles::Remembered<Self>> {
@@ -117,7 +136,7 @@ pub fn get<T: Handled, H>(handle: *const H) -> Result<Arc<T>, AbiError> {
     let raw = handle as usize;
     // Loaded before the slab is consulted: a free after this load makes the
     // remembered object stale at the next lookup.
-    let frees = T::frees().load(Ordering::Acquire);
+    let frees = frees_of::<T>(raw).load(Ordering::Acquire);
     let hit = T::remembered().try_with(|remembered| match &*remembered.borrow() {
         Some((h, f, object)) if *h == raw && *f == frees => Some(Arc::clone(object)),
         _ => None,
@@ -158,7 +177,7 @@ pub fn get<T: Handled, H>(handle: *const H) -> Result<Arc<T>, AbiError> {
 /// what a lookup costs.
 pub fn with<T: Handled, H, R>(handle: *const H, f: impl FnOnce(&T) -> R) -> Result<R, AbiError> {
     let raw = handle as usize;
-    let frees = T::frees().load(Ordering::Acquire);
+    let frees = frees_of::<T>(raw).load(Ordering::Acquire);
     let mut f = Some(f);
     let hit = T::remembered().try_with(|remembered| {
         let remembered = remembered.try_borrow().ok()?;
@@ -190,8 +209,8 @@ pub fn free<T: Handled, H>(handle: *mut H) -> Result<Option<Arc<T>>, AbiError> {
     let key = key_of::<T, H>(handle)?;
     match T::slab().take(key) {
         Some(object) => {
-            T::frees().fetch_add(1, Ordering::Release);
             let raw = handle as usize;
+            frees_of::<T>(raw).fetch_add(1, Ordering::Release);
             let forgotten = T::remembered()
                 .try_with(|remembered| {
                     let mut remembered = remembered.try_borrow_mut().ok()?;

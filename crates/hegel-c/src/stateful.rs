@@ -17,7 +17,7 @@ use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::handles::{self, handled};
-use crate::test_case::{Bookkeeping, handle, hegel_test_case_t};
+use crate::test_case::{Bookkeeping, handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::choice::IntegerConstraints;
 use geist_engine::state_machine::{self, StateMachineError, StateMachineSpec};
@@ -216,15 +216,20 @@ pub extern "C" fn hegel_new_state_machine(
     })
 }
 
+/// Runs `f` on a state machine and its test case's data. The handles are
+/// looked up without copying them out (see [`handles::with`]): a machine
+/// makes several of these calls per step.
 fn with_machine<T>(
     tc: *mut hegel_test_case_t,
     machine: *mut hegel_state_machine_t,
     f: impl FnOnce(&mut state_machine::StateMachine, &mut TestData) -> AbiResult<T>,
 ) -> AbiResult<T> {
-    let tc = handle(tc)?;
-    let machine = handles::get::<StateMachine, _>(machine)?;
-    let mut state = locked(&machine.state);
-    tc.draw(|data| f(&mut state, data))
+    with_handle(tc, |tc| {
+        handles::with::<StateMachine, _, _>(machine, |machine| {
+            let mut state = locked(&machine.state);
+            tc.draw(|data| f(&mut state, data))
+        })?
+    })
 }
 
 /// Starts the next round; writes its group id or `HEGEL_STATE_MACHINE_DONE`.

@@ -86,7 +86,13 @@ pub unsafe fn text_array<'a>(
         .iter()
         .enumerate()
         // SAFETY: each view satisfies the contract.
-        .map(|(i, v)| unsafe { text(*v, &format!("{what}[{i}]")) })
+        .map(|(i, v)| match unsafe { text(*v, what) } {
+            Ok(text) => Ok(text),
+            // Named by its index only when it is refused: frontends pass
+            // these arrays with every test case, and a name is an allocation.
+            // SAFETY: as above.
+            Err(_) => unsafe { text(*v, &format!("{what}[{i}]")) },
+        })
         .collect()
 }
 

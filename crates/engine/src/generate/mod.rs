@@ -15,6 +15,10 @@ use crate::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
 use crate::data::{Collection, StopTest, TestData, labels};
 use crate::value::Value;
 
+/// The most elements a list reserves room for before it is drawn (its
+/// minimum size, up to this).
+const MIN_SIZE_RESERVED: usize = 1024;
+
 /// Generates one value of `schema`.
 pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest> {
     match schema {
@@ -80,7 +84,7 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
         } => {
             data.start_span(labels::COLLECTION);
             let mut collection = Collection::new(*min_size, *max_size);
-            let mut out: Vec<Value> = Vec::new();
+            let mut out: Vec<Value> = Vec::with_capacity((*min_size).min(MIN_SIZE_RESERVED));
             while collection.more(data)? {
                 let v = generate(elements, data)?;
                 if *unique && out.iter().any(|seen| seen.same_as(&v)) {
