@@ -376,13 +376,35 @@ fn fit_width(v: f64, width: u8) -> f64 {
     crate::choice::round_to_width(v, width)
 }
 
+/// A candidate at the constraints' width. A finite candidate too large
+/// for a narrow width (it would round to infinity) is mapped into the
+/// width's finite part of the range instead, at the fraction of the range
+/// its own mantissa bits give, as Hypothesis maps out-of-range floats
+/// (`make_float_clamper`): large finite values, the ones that find overflow
+/// bugs, stay common rather than nearly half of all candidates collapsing
+/// to infinity.
+fn narrow(v: f64, c: &FloatConstraints) -> f64 {
+    let fitted = fit_width(v, c.width);
+    if c.width >= 64 || !v.is_finite() || fitted.is_finite() {
+        return fitted;
+    }
+    let largest = crate::choice::max_at_width(c.width);
+    let (lo, hi) = (c.min.max(-largest), c.max.min(largest));
+    if lo > hi {
+        return fitted;
+    }
+    const MANTISSA: u64 = (1 << 52) - 1;
+    let fraction = (v.to_bits() & MANTISSA) as f64 / MANTISSA as f64;
+    fit_width(lo + (hi - lo) * fraction, c.width).clamp(lo, hi)
+}
+
 /// Generates a float choice.
 pub fn float(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceValue {
     let Constraints::Float(fc) = c else {
         return c.simplest();
     };
     for _ in 0..16 {
-        let v = fit_width(float_candidate(source, fc), fc.width);
+        let v = narrow(float_candidate(source, fc), fc);
         if fc.permits(v) {
             return ChoiceValue::Float(v);
         }

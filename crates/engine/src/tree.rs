@@ -84,6 +84,8 @@ struct TreeNode {
     branching: bool,
     /// Whether some test case ended exactly here.
     ends_here: bool,
+    /// Whether some test case that ended here did not fail.
+    passed_here: bool,
     /// Every path through this node has been run.
     exhausted: bool,
 }
@@ -98,6 +100,7 @@ impl TreeNode {
             forcing: Forcing::Unknown,
             branching: false,
             ends_here: false,
+            passed_here: false,
             exhausted: false,
         }
     }
@@ -143,6 +146,9 @@ pub struct DataTree {
     recent: [(ConstraintsKey, ConstraintsId); 2],
     /// A reusable buffer for the path of the test case being recorded.
     path: Vec<NodeId>,
+    /// Where the last recorded test case ended, when it ran to its end on a
+    /// path the tree holds (see [`DataTree::note_outcome`]).
+    last_end: Option<NodeId>,
 }
 
 impl Default for DataTree {
@@ -156,6 +162,7 @@ impl Default for DataTree {
             interned: HashMap::default(),
             recent: [none, none],
             path: Vec::new(),
+            last_end: None,
         }
     }
 }
@@ -349,6 +356,7 @@ impl DataTree {
         kills: &[usize],
         streams_from: usize,
     ) -> Result<bool, String> {
+        self.last_end = None;
         let mut path = std::mem::take(&mut self.path);
         path.clear();
         let outcome = self.record_along(nodes, ended, kills, streams_from, &mut path);
@@ -413,6 +421,9 @@ impl DataTree {
         let new = !self.node(at).ends_here;
         if ended {
             self.node_mut(at).ends_here = true;
+            if nodes.len() <= streams_from {
+                self.last_end = Some(at);
+            }
             if self.child_count(at) == 0 {
                 self.mark_exhausted(at, path);
             }
@@ -425,6 +436,25 @@ impl DataTree {
             }
         }
         Ok(new)
+    }
+
+    /// Notes whether the test case just recorded failed; returns whether it
+    /// failed where an earlier test case with the same choices ended without
+    /// failing (Hypothesis's "inconsistent results from replaying a test
+    /// case"): the test depends on something other than its choices. Says
+    /// nothing for a test case that did not run to its end on a path the
+    /// tree holds, or whose choices came from racing streams.
+    pub fn note_outcome(&mut self, failed: bool) -> bool {
+        let Some(at) = self.last_end.take() else {
+            return false;
+        };
+        let node = self.node_mut(at);
+        if failed {
+            node.passed_here
+        } else {
+            node.passed_here = true;
+            false
+        }
     }
 
     /// Marks node `at` exhausted, then each ancestor (`path` leads from the

@@ -455,7 +455,14 @@ mod nondeterminism {
 
     #[test]
     fn tries_grow_as_the_observed_failure_rate_falls() {
-        let tries = |failed, run| Replays { failed, run }.tries();
+        let tries = |failed, run| {
+            Replays {
+                failed,
+                run,
+                passed_before: false,
+            }
+            .tries()
+        };
         assert_eq!(tries(20, 20), 1);
         assert_eq!(tries(4, 4), 2);
         assert_eq!(tries(4, 8), 4);
@@ -531,7 +538,11 @@ mod nondeterminism {
         assert_eq!(result.failures[0].origin, "always");
         assert_eq!(
             result.failures[0].standing,
-            Standing::Confirmed(Replays { failed: 4, run: 4 })
+            Standing::Confirmed(Replays {
+                failed: 4,
+                run: 4,
+                passed_before: false
+            })
         );
     }
 
