@@ -626,6 +626,41 @@ mod tests {
         assert!(small <= 80, "{small} <= 255");
     }
 
+    /// Unbounded 32-bit floats: candidates too large for the width land in
+    /// its finite range rather than at infinity, so values above half of
+    /// `f32::MAX` are common and infinities stay a small share (hegeltest's
+    /// `f32_unbounded_is_mostly_finite_with_extreme_magnitudes`).
+    #[test]
+    fn unbounded_narrow_floats_are_mostly_finite_with_large_magnitudes() {
+        let mut source = Source::from_seed(7);
+        let f32s = Constraints::Float(FloatConstraints {
+            min: f64::NEG_INFINITY,
+            max: f64::INFINITY,
+            allow_nan: true,
+            width: 32,
+        });
+        let draws = 20_000;
+        let values: Vec<f64> = (0..draws)
+            .map(|_| match float(&mut source, &f32s, &[]) {
+                ChoiceValue::Float(v) => v,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(
+            values
+                .iter()
+                .all(|v| v.is_nan() || f64::from(*v as f32) == *v)
+        );
+        let share = |f: &dyn Fn(f64) -> bool| {
+            values.iter().filter(|&&v| f(v)).count() as f64 / draws as f64
+        };
+        let half_max = f64::from(f32::MAX) / 2.0;
+        let large = share(&|v| v.is_finite() && v.abs() > half_max);
+        let infinite = share(&|v| v.is_infinite());
+        assert!(large > 0.02, "near-max {large}");
+        assert!((0.005..0.1).contains(&infinite), "infinite {infinite}");
+    }
+
     /// The special values are drawn often enough that 100 test cases meet
     /// each (Hypothesis' provider, read from its code: NaN about 1.4% of
     /// draws, -inf 0.4%, subnormals about 3%).

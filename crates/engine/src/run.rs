@@ -678,7 +678,8 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
     fn within_invalid_budget(&self) -> bool {
         let invalid = self.result.invalid_test_cases - self.small_overruns;
         invalid
-            <= INVALID_BASE.saturating_add(INVALID_PER_VALID.saturating_mul(self.result.valid_test_cases))
+            <= INVALID_BASE
+                .saturating_add(INVALID_PER_VALID.saturating_mul(self.result.valid_test_cases))
     }
 
     fn generate(&mut self) {

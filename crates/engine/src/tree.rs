@@ -46,6 +46,17 @@ enum Forcing {
     Mixed,
 }
 
+/// Whether test cases ended at a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// None did.
+    No,
+    /// Some did (none is known to have passed).
+    Yes,
+    /// Some did, one at least without failing.
+    Passing,
+}
+
 /// A node's index in the tree's arena.
 type NodeId = u32;
 
@@ -82,15 +93,18 @@ struct TreeNode {
     forcing: Forcing,
     /// Whether the children are in a map of [`DataTree::branches`].
     branching: bool,
-    /// Whether some test case ended exactly here.
-    ends_here: bool,
-    /// Whether some test case that ended here did not fail.
-    passed_here: bool,
+    /// Whether and how test cases ended exactly here.
+    ended: Ended,
     /// Every path through this node has been run.
     exhausted: bool,
 }
 
 impl TreeNode {
+    /// Whether some test case ended exactly here.
+    fn ends_here(&self) -> bool {
+        self.ended != Ended::No
+    }
+
     fn new() -> TreeNode {
         TreeNode {
             first: None,
@@ -99,8 +113,7 @@ impl TreeNode {
             exhausted_children: 0,
             forcing: Forcing::Unknown,
             branching: false,
-            ends_here: false,
-            passed_here: false,
+            ended: Ended::No,
             exhausted: false,
         }
     }
@@ -418,9 +431,11 @@ impl DataTree {
                 None => return Ok(true),
             };
         }
-        let new = !self.node(at).ends_here;
+        let new = self.node(at).ended == Ended::No;
         if ended {
-            self.node_mut(at).ends_here = true;
+            if new {
+                self.node_mut(at).ended = Ended::Yes;
+            }
             if nodes.len() <= streams_from {
                 self.last_end = Some(at);
             }
@@ -450,9 +465,9 @@ impl DataTree {
         };
         let node = self.node_mut(at);
         if failed {
-            node.passed_here
+            node.ended == Ended::Passing
         } else {
-            node.passed_here = true;
+            node.ended = Ended::Passing;
             false
         }
     }
@@ -508,7 +523,7 @@ impl DataTree {
         let mut at: NodeId = 0;
         loop {
             let node = self.node(at);
-            if node.exhausted || node.ends_here {
+            if node.exhausted || node.ends_here() {
                 return prefix;
             }
             let Some(constraints) = self.constraints_of(at) else {
@@ -617,7 +632,7 @@ impl DataTree {
         let (mut at, mut i) = (0, 0usize);
         loop {
             let node = self.node(at);
-            if node.ends_here {
+            if node.ends_here() {
                 // A deterministic test always ends here after these choices;
                 // if some test case also went on from here, it is not.
                 return self.child_count(at) == 0;
@@ -636,7 +651,7 @@ impl DataTree {
     pub fn replay_runs_past(&self, choices: &[ChoiceValue]) -> bool {
         let mut at: NodeId = 0;
         for value in choices {
-            if self.node(at).ends_here {
+            if self.node(at).ends_here() {
                 return false;
             }
             match self.replay_step(at, Some(value)) {
@@ -646,7 +661,7 @@ impl DataTree {
         }
         loop {
             let node = self.node(at);
-            if node.ends_here || node.constraints == UNKNOWN {
+            if node.ends_here() || node.constraints == UNKNOWN {
                 return false;
             }
             match node.forcing {
