@@ -37,4 +37,6 @@ pub mod unicode;
 
 pub use health::{Flakiness, HealthCheck, HealthCheckFailure, StopReason};
 pub use nondeterminism::{Nondeterminism, Replays, Standing};
-pub use run::{DatabaseHandle, Failure, Phases, RunResult, RunSettings, run, run_with_database};
+pub use run::{
+    DatabaseHandle, Failure, Phases, RunResult, RunSettings, WhenExhausted, run, run_with_database,
+};

@@ -37,6 +37,11 @@ pub struct Replays {
     pub failed: u32,
     /// Replays run.
     pub run: u32,
+    /// Whether a test case with the failure's choices once ended without
+    /// failing: its replays failing every time does not make it
+    /// deterministic, so its confirmation batch runs in full and its report
+    /// keeps a caveat.
+    pub passed_before: bool,
 }
 
 /// Most replays in a confirmation batch.
@@ -73,13 +78,16 @@ impl Replays {
     pub(crate) fn add(&mut self, more: Replays) {
         self.failed += more.failed;
         self.run += more.run;
+        self.passed_before |= more.passed_before;
     }
 
     /// Whether a confirmation batch that went this far is over: the failure
-    /// recurred [`CONFIRM_FAILURES`] times, or not once in [`CONFIRM_GATE`]
+    /// recurred [`CONFIRM_FAILURES`] times (unless it [passed
+    /// before](Replays::passed_before)), or not once in [`CONFIRM_GATE`]
     /// replays ([`CONFIRM_REPLAYS`] bounds it too).
     pub(crate) fn confirmation_is_over(&self) -> bool {
-        self.failed >= CONFIRM_FAILURES || (self.failed == 0 && self.run >= CONFIRM_GATE)
+        (self.failed >= CONFIRM_FAILURES && !self.passed_before)
+            || (self.failed == 0 && self.run >= CONFIRM_GATE)
     }
 }
 

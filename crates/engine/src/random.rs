@@ -382,13 +382,35 @@ fn fit_width(v: f64, width: u8) -> f64 {
     crate::choice::round_to_width(v, width)
 }
 
+/// A candidate at the constraints' width. A finite candidate too large
+/// for a narrow width (it would round to infinity) is mapped into the
+/// width's finite part of the range instead, at the fraction of the range
+/// its own mantissa bits give, as Hypothesis maps out-of-range floats
+/// (`make_float_clamper`): large finite values, the ones that find overflow
+/// bugs, stay common rather than nearly half of all candidates collapsing
+/// to infinity.
+fn narrow(v: f64, c: &FloatConstraints) -> f64 {
+    let fitted = fit_width(v, c.width);
+    if c.width >= 64 || !v.is_finite() || fitted.is_finite() {
+        return fitted;
+    }
+    let largest = crate::choice::max_at_width(c.width);
+    let (lo, hi) = (c.min.max(-largest), c.max.min(largest));
+    if lo > hi {
+        return fitted;
+    }
+    const MANTISSA: u64 = (1 << 52) - 1;
+    let fraction = (v.to_bits() & MANTISSA) as f64 / MANTISSA as f64;
+    fit_width(lo + (hi - lo) * fraction, c.width).clamp(lo, hi)
+}
+
 /// Generates a float choice.
 pub fn float(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceValue {
     let Constraints::Float(fc) = c else {
         return c.simplest();
     };
     for _ in 0..16 {
-        let v = fit_width(float_candidate(source, fc), fc.width);
+        let v = narrow(float_candidate(source, fc), fc);
         if fc.permits(v) {
             return ChoiceValue::Float(v);
         }
@@ -608,6 +630,41 @@ mod tests {
         // Uniform draws would give about 950 distinct values and 2.6% <= 255.
         assert!(distinct.len() >= 850, "{} distinct", distinct.len());
         assert!(small <= 80, "{small} <= 255");
+    }
+
+    /// Unbounded 32-bit floats: candidates too large for the width land in
+    /// its finite range rather than at infinity, so values above half of
+    /// `f32::MAX` are common and infinities stay a small share (hegeltest's
+    /// `f32_unbounded_is_mostly_finite_with_extreme_magnitudes`).
+    #[test]
+    fn unbounded_narrow_floats_are_mostly_finite_with_large_magnitudes() {
+        let mut source = Source::from_seed(7);
+        let f32s = Constraints::Float(FloatConstraints {
+            min: f64::NEG_INFINITY,
+            max: f64::INFINITY,
+            allow_nan: true,
+            width: 32,
+        });
+        let draws = 20_000;
+        let values: Vec<f64> = (0..draws)
+            .map(|_| match float(&mut source, &f32s, &[]) {
+                ChoiceValue::Float(v) => v,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(
+            values
+                .iter()
+                .all(|v| v.is_nan() || f64::from(*v as f32) == *v)
+        );
+        let share = |f: &dyn Fn(f64) -> bool| {
+            values.iter().filter(|&&v| f(v)).count() as f64 / draws as f64
+        };
+        let half_max = f64::from(f32::MAX) / 2.0;
+        let large = share(&|v| v.is_finite() && v.abs() > half_max);
+        let infinite = share(&|v| v.is_infinite());
+        assert!(large > 0.02, "near-max {large}");
+        assert!((0.005..0.1).contains(&infinite), "infinite {infinite}");
     }
 
     /// The special values are drawn often enough that 100 test cases meet

@@ -78,6 +78,24 @@ pub struct RunSettings {
     /// the test function reports it in `TestData::draw_seconds`) before
     /// the tenth valid test case.
     pub too_slow_seconds: f64,
+    /// What generation does once every test case it could make has run.
+    pub when_exhausted: WhenExhausted,
+}
+
+/// What generation does once the choice tree is exhausted: every test case
+/// the run could generate has run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WhenExhausted {
+    /// Stop generating, as Hypothesis does (`DataTree.is_exhausted`): the
+    /// run ends with the valid test cases it has.
+    #[default]
+    Stop,
+    /// Go on generating random test cases, repeats included, until the
+    /// valid budget or the invalid budget is spent, as libhegel does:
+    /// hegeltest's frontend counts on a run over a small space making its
+    /// `test_cases` valid calls, and on a filter that rejects a small space
+    /// failing `filter_too_much` rather than ending early.
+    Repeat,
 }
 
 impl Default for RunSettings {
@@ -94,6 +112,7 @@ impl Default for RunSettings {
             max_choices: DEFAULT_MAX_CHOICES,
             max_shrink_calls: 5_000,
             too_slow_seconds: crate::health::TOO_SLOW_SECONDS,
+            when_exhausted: WhenExhausted::Stop,
         }
     }
 }
@@ -402,7 +421,19 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             .tree
             .record_streams(&data.nodes, ended, &kills, streams_from)
         {
-            Ok(new) => self.last_was_new = new,
+            Ok(new) => {
+                self.last_was_new = new;
+                let failed = data.status == Some(Status::Interesting);
+                if self.tree.note_outcome(failed) {
+                    let origin = data.origin.clone().unwrap_or_default();
+                    if !self.nondeterminism_found(Flakiness::Outcome {
+                        origin: origin.clone(),
+                    }) {
+                        return;
+                    }
+                    self.replays.entry(origin).or_default().passed_before = true;
+                }
+            }
             Err(difference) => {
                 if !self.nondeterminism_found(Flakiness::Generation { difference }) {
                     return;
@@ -468,7 +499,10 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         most: u32,
         enough: impl Fn(&Replays) -> bool,
     ) -> Replays {
-        let mut batch = Replays::default();
+        let mut batch = Replays {
+            passed_before: self.replays.get(origin).is_some_and(|r| r.passed_before),
+            ..Replays::default()
+        };
         while batch.run < most && !enough(&batch) {
             let Some(example) = self.failures.get(origin) else {
                 break;
@@ -627,6 +661,27 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         }
     }
 
+    /// Whether generation stops now that the space of test cases is used
+    /// up (see [`WhenExhausted`]); if so the run is recorded as exhausted.
+    fn exhaustion_stops(&mut self) -> bool {
+        let stops = self.settings.when_exhausted == WhenExhausted::Stop;
+        self.exhausted |= stops;
+        stops
+    }
+
+    /// Whether the invalid test cases so far leave generation room to go on:
+    /// Hypothesis's rule (`_invalid_thresholds`, HypothesisWorks/hypothesis
+    /// issue 4623). Generation gives up once it is 99% confident that fewer
+    /// than 1% of test cases are valid: after more than
+    /// `INVALID_BASE + INVALID_PER_VALID * valid` invalid ones. Overruns the
+    /// engine caused itself (the small phase's) do not count.
+    fn within_invalid_budget(&self) -> bool {
+        let invalid = self.result.invalid_test_cases - self.small_overruns;
+        invalid
+            <= INVALID_BASE
+                .saturating_add(INVALID_PER_VALID.saturating_mul(self.result.valid_test_cases))
+    }
+
     fn generate(&mut self) {
         // The simplest test case first: it finds many bugs at once, minimal already.
         if !self.ran_simplest {
@@ -650,7 +705,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             }
         }
 
-        let max_invalid = (self.settings.test_cases * 10).max(1000);
         // Small test cases first, as Hypothesis does: for the first valid test
         // cases, a test case may make at most a few times as many choices as
         // the simplest one (it overruns past that). An easy bug is then found
@@ -667,9 +721,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         // The vectors of the last chain that ended, for the next to take.
         let mut spare: Option<(Vec<ChoiceNode>, Vec<Span>)> = None;
         let mut scratch = crate::mutate::MutationScratch::default();
-        while self.should_generate_more()
-            && self.result.invalid_test_cases - self.small_overruns < max_invalid
-        {
+        while self.should_generate_more() && self.within_invalid_budget() {
             if !self.targets.is_empty()
                 && !self.optimised
                 && self.settings.phases.target
@@ -708,8 +760,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 if self.stopped() {
                     break;
                 }
-                if self.tree.is_exhausted() {
-                    self.exhausted = true;
+                if self.tree.is_exhausted() && self.exhaustion_stops() {
                     break;
                 }
                 // It is generation's test case like any other to the health checks.
@@ -718,7 +769,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                     self.result.stop = Some(StopReason::HealthCheck(failure));
                     return;
                 }
-                if !self.should_generate_more() {
+                if !self.should_generate_more() || !self.within_invalid_budget() {
                     break;
                 }
             }
@@ -791,8 +842,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             if self.stopped() {
                 break;
             }
-            if self.tree.is_exhausted() {
-                self.exhausted = true;
+            if self.tree.is_exhausted() && self.exhaustion_stops() {
                 break;
             }
             let small_overrun = small && data.status == Some(Status::Overrun);
@@ -808,8 +858,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             if !self.last_was_new {
                 consecutive_duplicates += 1;
                 // Almost every new test case repeats an old one: the space is exhausted.
-                if consecutive_duplicates >= 50 {
-                    self.exhausted = true;
+                if consecutive_duplicates >= 50 && self.exhaustion_stops() {
                     break;
                 }
             } else {
@@ -972,6 +1021,14 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         self.result
     }
 }
+
+/// The invalid test cases generation tolerates with no valid one:
+/// `ceil(ln(1 - c) / ln(1 - r)) - 1` for a confidence `c = 0.99` that the
+/// valid rate is below `r = 0.01` (`ln 0.01 / ln 0.99 = 458.2`).
+const INVALID_BASE: u64 = 458;
+
+/// The invalid test cases each valid one buys: `1 / r`.
+const INVALID_PER_VALID: u64 = 100;
 
 /// How often a generated test case (valid or invalid) is followed by a
 /// chain of mutations of it, each copying a span onto another with the same

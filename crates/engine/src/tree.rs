@@ -55,6 +55,17 @@ enum Forcing {
     Mixed,
 }
 
+/// Whether test cases ended at a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// None did.
+    No,
+    /// Some did (none is known to have passed).
+    Yes,
+    /// Some did, one at least without failing.
+    Passing,
+}
+
 /// A node's index in the tree's arena.
 type NodeId = u32;
 
@@ -103,13 +114,18 @@ struct TreeNode {
     forcing: Forcing,
     /// Where the children are.
     below: Below,
-    /// Whether some test case ended exactly here.
-    ends_here: bool,
+    /// Whether and how test cases ended exactly here.
+    ended: Ended,
     /// Every path through this node has been run.
     exhausted: bool,
 }
 
 impl TreeNode {
+    /// Whether some test case ended exactly here.
+    fn ends_here(&self) -> bool {
+        self.ended != Ended::No
+    }
+
     fn new() -> TreeNode {
         TreeNode {
             first: None,
@@ -118,7 +134,7 @@ impl TreeNode {
             exhausted_children: 0,
             forcing: Forcing::Unknown,
             below: Below::Plain,
-            ends_here: false,
+            ended: Ended::No,
             exhausted: false,
         }
     }
@@ -126,7 +142,7 @@ impl TreeNode {
     /// Whether no test case has made a choice here or ended here.
     fn is_fresh(&self) -> bool {
         self.constraints == UNKNOWN
-            && !self.ends_here
+            && !self.ends_here()
             && self.below == Below::Plain
             && self.first.is_none()
     }
@@ -143,10 +159,21 @@ struct Tail {
     len: u32,
     /// Whether the test case ended after the last choice.
     ended: bool,
+    /// Whether one that ended there did not fail (see
+    /// [`DataTree::note_outcome`]).
+    passed: bool,
     /// The first choice from which every path is exhausted: each choice
     /// from there on permits one value, and the test case ended; `len + 1`
     /// (none) otherwise.
     exhausted_from: u32,
+}
+
+/// Where a recorded test case ended: at a node, or after the last choice
+/// of a tail.
+#[derive(Clone, Copy, Debug)]
+enum EndAt {
+    Node(NodeId),
+    Tail(u32),
 }
 
 /// How many interned constraints [`DataTree::intern`] looks at before it
@@ -249,6 +276,9 @@ pub struct DataTree {
     /// Whether runs of new choices are kept as tails (always, but for the
     /// tests that check tails change nothing the tree answers).
     compress: bool,
+    /// Where the last recorded test case ended, when it ran to its end on a
+    /// path the tree holds (see [`DataTree::note_outcome`]).
+    last_end: Option<EndAt>,
 }
 
 impl Default for DataTree {
@@ -267,6 +297,7 @@ impl Default for DataTree {
             recent_next: 0,
             path: Vec::new(),
             compress: true,
+            last_end: None,
         }
     }
 }
@@ -358,7 +389,7 @@ impl DataTree {
             return Known {
                 constraints: node.constraints,
                 forcing: node.forcing,
-                ends_here: node.ends_here,
+                ends_here: node.ends_here(),
                 exhausted: node.exhausted,
                 exhausted_children: node.exhausted_children,
             };
@@ -570,6 +601,7 @@ impl DataTree {
         kills: &[usize],
         streams_from: usize,
     ) -> Result<bool, String> {
+        self.last_end = None;
         let mut path = std::mem::take(&mut self.path);
         path.clear();
         let outcome = self.record_along(nodes, ended, kills, streams_from, &mut path);
@@ -623,7 +655,11 @@ impl DataTree {
             below.exhausted_children = start + 1;
             below.exhausted = start + 1 >= exhausted_from;
         } else {
-            below.ends_here = ended;
+            below.ended = match (ended, tail.passed) {
+                (false, _) => Ended::No,
+                (true, false) => Ended::Yes,
+                (true, true) => Ended::Passing,
+            };
             below.exhausted = ended;
         }
         let child_exhausted = below.exhausted;
@@ -680,6 +716,7 @@ impl DataTree {
             base,
             len,
             ended,
+            passed: false,
             exhausted_from,
         });
         let node = self.node_mut(at);
@@ -713,8 +750,11 @@ impl DataTree {
                 if i + agreeing == nodes.len() && kills.is_empty() {
                     // The test case follows the tail and stops on it: nothing
                     // changes unless it ended where no test case ended before.
-                    let end_known =
-                        agreeing == remaining && self.tails[self.node(at).child as usize].ended;
+                    let tail = self.node(at).child;
+                    let end_known = agreeing == remaining && self.tails[tail as usize].ended;
+                    if end_known && ended && nodes.len() <= streams_from {
+                        self.last_end = Some(EndAt::Tail(tail));
+                    }
                     if !ended || end_known {
                         return Ok(!end_known);
                     }
@@ -737,6 +777,9 @@ impl DataTree {
                 && self.size() + (nodes.len() - i) <= self.max_nodes
             {
                 self.grow_tail(at, &nodes[i..], ended, path);
+                if ended && nodes.len() <= streams_from {
+                    self.last_end = Some(EndAt::Tail(self.tails.len() as u32 - 1));
+                }
                 return Ok(true);
             }
             let node = &nodes[i];
@@ -802,9 +845,14 @@ impl DataTree {
             }
             self.expand(at);
         }
-        let new = !self.node(at).ends_here;
+        let new = self.node(at).ended == Ended::No;
         if ended {
-            self.node_mut(at).ends_here = true;
+            if new {
+                self.node_mut(at).ended = Ended::Yes;
+            }
+            if nodes.len() <= streams_from {
+                self.last_end = Some(EndAt::Node(at));
+            }
             if self.child_count(Position::at(at)) == 0 {
                 self.mark_exhausted(at, path);
             }
@@ -817,6 +865,36 @@ impl DataTree {
             }
         }
         Ok(new)
+    }
+
+    /// Notes whether the test case just recorded failed; returns whether it
+    /// failed where an earlier test case with the same choices ended without
+    /// failing (Hypothesis's "inconsistent results from replaying a test
+    /// case"): the test depends on something other than its choices. Says
+    /// nothing for a test case that did not run to its end on a path the
+    /// tree holds, or whose choices came from racing streams.
+    pub fn note_outcome(&mut self, failed: bool) -> bool {
+        match self.last_end.take() {
+            None => false,
+            Some(EndAt::Node(at)) => {
+                let node = self.node_mut(at);
+                if failed {
+                    node.ended == Ended::Passing
+                } else {
+                    node.ended = Ended::Passing;
+                    false
+                }
+            }
+            Some(EndAt::Tail(tail)) => {
+                let tail = &mut self.tails[tail as usize];
+                if failed {
+                    tail.passed
+                } else {
+                    tail.passed = true;
+                    false
+                }
+            }
+        }
     }
 
     /// Marks node `at` exhausted, then each ancestor (`path` leads from the

@@ -324,6 +324,83 @@ mod exhaustion {
         }
     }
 
+    /// `WhenExhausted::Repeat` (the C ABI's, as libhegel): a used-up space
+    /// does not end generation, so the same small filter fails
+    /// filter_too_much, and a boolean runs the whole valid budget.
+    #[test]
+    fn repeating_a_used_up_space_runs_the_budget() {
+        let repeat = |seed| RunSettings {
+            seed,
+            when_exhausted: geist_engine::WhenExhausted::Repeat,
+            ..RunSettings::default()
+        };
+        for seed in 0..10 {
+            let result = run(&repeat(seed), &[], &mut always_rejecting_filter(0, 10, 3));
+            let failure = result.health_check_failure().expect("a health check");
+            assert!(failure.to_string().contains("filter_too_much"), "{failure}");
+            let result = run(&repeat(seed), &[], &mut |data| {
+                let _ = data.draw_boolean(0.5);
+                true
+            });
+            assert!(result.passed(), "{:?}", result.stop);
+            assert_eq!(result.valid_test_cases, 100);
+        }
+    }
+
+    /// One valid value in seven, five valid test cases wanted: under
+    /// `Repeat` all five are made (repeats of the one valid value).
+    #[test]
+    fn repeating_finds_a_rare_valid_value_as_often_as_asked() {
+        for seed in 0..50 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 5,
+                when_exhausted: geist_engine::WhenExhausted::Repeat,
+                suppress_health_checks: HealthCheck::ALL.to_vec(),
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                let bounds = geist_engine::choice::IntegerConstraints::bounded(0, 6);
+                if let Ok(v) = data.draw_integer(bounds)
+                    && v != 6
+                {
+                    data.conclude(Status::Invalid, None);
+                }
+                true
+            });
+            assert_eq!(result.valid_test_cases, 5, "seed {seed}");
+        }
+    }
+
+    /// Hypothesis's invalid budget: with no valid test case, generation
+    /// gives up after 458 invalid ones and the next (459 in all); each valid
+    /// test case buys a hundred more.
+    #[test]
+    fn generation_gives_up_at_the_invalid_budget() {
+        let settings = RunSettings {
+            suppress_health_checks: vec![HealthCheck::FilterTooMuch],
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[], &mut |data| {
+            let _ = data.draw_integer(geist_engine::choice::IntegerConstraints::UNBOUNDED);
+            data.conclude(Status::Invalid, None);
+            true
+        });
+        assert_eq!(result.test_cases, 459);
+        assert_eq!(result.valid_test_cases, 0);
+        let mut calls = 0u64;
+        let result = run(&settings, &[], &mut |data| {
+            let _ = data.draw_integer(geist_engine::choice::IntegerConstraints::UNBOUNDED);
+            calls += 1;
+            if calls > 1 {
+                data.conclude(Status::Invalid, None);
+            }
+            true
+        });
+        assert_eq!(result.valid_test_cases, 1);
+        assert_eq!(result.invalid_test_cases, 559);
+    }
+
     /// A space too large to exhaust still fails the health check.
     #[test]
     fn an_always_failing_filter_over_a_large_range_fails_filter_too_much() {
@@ -455,7 +532,14 @@ mod nondeterminism {
 
     #[test]
     fn tries_grow_as_the_observed_failure_rate_falls() {
-        let tries = |failed, run| Replays { failed, run }.tries();
+        let tries = |failed, run| {
+            Replays {
+                failed,
+                run,
+                passed_before: false,
+            }
+            .tries()
+        };
         assert_eq!(tries(20, 20), 1);
         assert_eq!(tries(4, 4), 2);
         assert_eq!(tries(4, 8), 4);
@@ -531,7 +615,56 @@ mod nondeterminism {
         assert_eq!(result.failures[0].origin, "always");
         assert_eq!(
             result.failures[0].standing,
-            Standing::Confirmed(Replays { failed: 4, run: 4 })
+            Standing::Confirmed(Replays {
+                failed: 4,
+                run: 4,
+                passed_before: false
+            })
+        );
+    }
+
+    /// `true` passes the first time and fails from then on. Every replay
+    /// of the failure fails, but the run saw its input pass: that is
+    /// nondeterminism (Hypothesis: "inconsistent results from replaying a
+    /// test case"), a flaky error under `Abort`; handled, the failure gets
+    /// a full confirmation batch and is marked as having passed before.
+    #[test]
+    fn an_input_that_passed_before_it_failed_is_nondeterministic() {
+        let passed_then_failed = |passed: &mut bool, data: &mut TestData| {
+            if let Ok(true) = data.draw_boolean(0.5)
+                && std::mem::replace(passed, true)
+            {
+                data.conclude(Status::Interesting, Some("second".into()));
+            }
+            true
+        };
+        // A boolean is used up after two test cases: only a run that goes
+        // on repeating them meets `true` again.
+        let repeat = |settings: RunSettings| RunSettings {
+            when_exhausted: geist_engine::WhenExhausted::Repeat,
+            ..settings
+        };
+        let mut passed = false;
+        let aborted = run(&repeat(RunSettings::default()), &[], &mut |data| {
+            passed_then_failed(&mut passed, data)
+        });
+        assert!(
+            matches!(aborted.flakiness(), Some(Flakiness::Outcome { origin }) if origin == "second"),
+            "{:?}",
+            aborted.stop
+        );
+        let mut passed = false;
+        let result = run(&repeat(handled(5)), &[], &mut |data| {
+            passed_then_failed(&mut passed, data)
+        });
+        assert_eq!(result.failures.len(), 1);
+        assert_eq!(
+            result.failures[0].standing,
+            Standing::Confirmed(Replays {
+                failed: 20,
+                run: 20,
+                passed_before: true
+            })
         );
     }
 

@@ -20,7 +20,7 @@ use geist_engine::health::FLAKY_OUTCOME;
 use geist_engine::pull::{Next, OwnedDatabase, PullRun};
 use geist_engine::run::Phases;
 use geist_engine::{
-    Flakiness, HealthCheck, Nondeterminism, RunSettings, Standing, Status, TestData,
+    Flakiness, HealthCheck, Nondeterminism, RunSettings, Standing, Status, TestData, WhenExhausted,
 };
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_void};
@@ -279,6 +279,10 @@ fn engine_settings(settings: &Settings) -> RunSettings {
             MAX_CHOICES
         },
         too_slow_seconds: TOO_SLOW_SECONDS,
+        // libhegel's contract: a run makes its valid test cases even over a
+        // space it has used up (repeats included), and a filter rejecting a
+        // small space fails filter_too_much instead of ending the run early.
+        when_exhausted: WhenExhausted::Repeat,
         ..RunSettings::default()
     }
 }
@@ -342,7 +346,11 @@ impl PendingFailure {
         let caveat = match self.standing {
             Standing::Deterministic if reproduced => None,
             Standing::Deterministic => Some(format!("nondeterministic failure{dry}")),
-            Standing::Confirmed(replays) if reproduced && replays.failed == replays.run => None,
+            Standing::Confirmed(replays)
+                if reproduced && replays.failed == replays.run && !replays.passed_before =>
+            {
+                None
+            }
             Standing::Confirmed(replays) => Some(format!(
                 "nondeterministic failure, confirmed: failed {} of {} replays{dry}",
                 replays.failed, replays.run

@@ -263,7 +263,14 @@ impl TestCaseHandle {
         if let Some(status) = state.concluded {
             state.streams[stream].data.conclude(status, None);
         }
-        let result = f(&mut state, stream);
+        // A test case the engine already ended (out of choices, or
+        // rejected) refuses every call, spans and bookkeeping included, not
+        // only the draws: the caller must unwind whatever it calls next.
+        let result = if state.streams[stream].data.status.is_some() {
+            Err(AbiError::StopTest)
+        } else {
+            f(&mut state, stream)
+        };
         let status = state.streams[stream].data.status;
         if state.concluded.is_none() {
             state.concluded = status;
