@@ -104,6 +104,10 @@ pub struct TestData {
     /// values, not running the test), as it measured them: the input of the
     /// `too_slow` health check. The engine itself keeps no clock.
     pub draw_seconds: f64,
+    /// Whether the run asks its caller to keep what this test case prints:
+    /// a failure report may be made of it (the replays that check and
+    /// confirm a failure; see [`crate::run`]'s nondeterministic handling).
+    pub stamped: bool,
     /// Recently drawn integers, reused now and then to provoke equal-value bugs.
     recent_integers: Vec<i128>,
 }
@@ -172,6 +176,7 @@ impl TestData {
             target_observations: Vec::new(),
             misaligned: false,
             draw_seconds: 0.0,
+            stamped: false,
             recent_integers: Vec::new(),
         }
     }

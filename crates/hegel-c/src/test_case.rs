@@ -587,7 +587,8 @@ pub extern "C" fn hegel_target(
         }
         if state.target_labels.iter().any(|l| l == label) {
             return Err(AbiError::arg(format!(
-                "target label {label:?} was already recorded in this test case"
+                "target label {label:?} was recorded twice: each label may be recorded at \
+                 most once per test case"
             )));
         }
         state.target_labels.push(label.to_string());
