@@ -167,7 +167,8 @@ impl TestData {
         nodes.extend(old.map(|(_, node)| node));
         self.nodes = nodes;
         // Each stream's spans go where spans opened after its fork begin.
-        let mut spans = Vec::with_capacity(self.spans.len() + blocks.iter().map(Vec::len).sum::<usize>());
+        let mut spans =
+            Vec::with_capacity(self.spans.len() + blocks.iter().map(Vec::len).sum::<usize>());
         let mut pending = forks.iter().map(|(at, _)| *at).zip(blocks).peekable();
         for mut span in std::mem::take(&mut self.spans) {
             while let Some((_, block)) = pending.next_if(|(at, _)| span.start > *at) {
@@ -330,5 +331,51 @@ mod tests {
             run(TestData::replaying(choices.clone(), 100)),
             (choices, values)
         );
+    }
+
+    #[test]
+    fn joining_many_streams_in_one_pass_matches_joining_them_one_by_one() {
+        let c = IntegerConstraints::bounded(0, 1000);
+        // The root opens spans around some forks; each stream draws and
+        // opens spans of its own, one of them left open.
+        let build = |seed: u64| {
+            let mut root = TestData::generating(Vec::new(), Source::from_seed(seed), 1000);
+            let mut streams = Vec::new();
+            for k in 0..6 {
+                root.start_span(1);
+                root.draw_integer(c).unwrap();
+                if k % 2 == 0 {
+                    root.start_span(2);
+                }
+                let (at, mut stream) = root.fork_stream().unwrap();
+                for j in 0..k {
+                    stream.start_span(3);
+                    stream.draw_integer(c).unwrap();
+                    if j + 1 < k {
+                        stream.stop_span(false);
+                    }
+                }
+                streams.push((at, stream));
+                root.draw_integer(c).unwrap();
+                if k % 2 == 0 {
+                    root.stop_span(false);
+                }
+                if k % 3 != 2 {
+                    root.stop_span(false);
+                }
+            }
+            (root, streams)
+        };
+        for seed in 0..10 {
+            let (mut one_pass, streams) = build(seed);
+            one_pass.join_streams(streams);
+            let (mut one_by_one, mut streams) = build(seed);
+            while let Some((at, stream)) = streams.pop() {
+                one_by_one.join_stream(at, stream);
+            }
+            assert_eq!(one_pass.choices(), one_by_one.choices(), "seed {seed}");
+            assert_eq!(one_pass.spans, one_by_one.spans, "seed {seed}");
+            assert_eq!(one_pass.length, one_by_one.length, "seed {seed}");
+        }
     }
 }
