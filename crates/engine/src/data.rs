@@ -129,6 +129,11 @@ pub struct Buffers {
 /// recursive value nests several per level.
 pub const MAX_SPAN_DEPTH: usize = 1000;
 
+/// The most streams deep a test case may fork streams from streams
+/// ([`TestData::fork_stream`]); a caller rejects the test case past it, as
+/// spans nested too deep do.
+pub const MAX_STREAM_DEPTH: usize = 100;
+
 /// The largest number of choices one test case may make.
 pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
 

@@ -20,6 +20,7 @@ use crate::error::{AbiError, AbiResult};
 use crate::handles::{self, handled};
 use crate::printer::{Document, Target};
 use crate::text;
+use geist_engine::data::MAX_STREAM_DEPTH;
 use geist_engine::{Status, TestData};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -88,27 +89,39 @@ struct Stream {
     /// The stream it was forked from and the position of the fork there
     /// (`None` for the root).
     fork: Option<(usize, usize)>,
+    /// How many forks deep it is (0 for the root).
+    depth: usize,
 }
 
 impl FamilyState {
-    /// Joins every stream back into the root's data, innermost and latest
-    /// first (a stream is always made after the one it was forked from),
-    /// and returns it.
+    /// Joins every stream back into the root's data and returns it: the
+    /// latest first, so that a stream's own streams are already in it
+    /// (a stream is always made after the one it was forked from).
     fn join_streams(&mut self) -> TestData {
-        while self.streams.len() > 1 {
-            let Some(stream) = self.streams.pop() else {
-                break;
-            };
+        let mut children: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.streams.len()];
+        for (index, stream) in self.streams.iter().enumerate() {
             if let Some((source, at)) = stream.fork
-                && let Some(source) = self.streams.get_mut(source)
+                && source < index
             {
-                source.data.join_stream(at, stream.data);
+                children[source].push((at, index));
             }
         }
-        match self.streams.pop() {
-            Some(root) => root.data,
-            None => TestData::replaying(Vec::new(), 0),
+        let mut joined: Vec<Option<TestData>> = Vec::with_capacity(self.streams.len());
+        joined.resize_with(self.streams.len(), || None);
+        for (index, stream) in self.streams.drain(..).enumerate().rev() {
+            let mut data = stream.data;
+            let forks = children[index]
+                .iter()
+                .filter_map(|&(at, child)| joined[child].take().map(|d| (at, d)))
+                .collect();
+            data.join_streams(forks);
+            joined[index] = Some(data);
         }
+        joined
+            .into_iter()
+            .next()
+            .flatten()
+            .unwrap_or_else(|| TestData::replaying(Vec::new(), 0))
     }
 }
 
@@ -121,6 +134,7 @@ impl Family {
                     data,
                     book: Bookkeeping::default(),
                     fork: None,
+                    depth: 0,
                 }],
                 concluded: None,
                 observations: Observations::default(),
@@ -289,11 +303,17 @@ impl TestCaseHandle {
     /// returns its index.
     fn fork(&self) -> AbiResult<u64> {
         self.on_stream(|state, source| {
+            let depth = state.streams[source].depth + 1;
+            if depth > MAX_STREAM_DEPTH {
+                // Clones of clones this deep come from runaway recursion.
+                return Err(state.streams[source].data.reject().into());
+            }
             let (at, data) = state.streams[source].data.fork_stream()?;
             state.streams.push(Stream {
                 data,
                 book: Bookkeeping::default(),
                 fork: Some((source, at)),
+                depth,
             });
             Ok(state.streams.len() as u64 - 1)
         })

@@ -79,56 +79,107 @@ impl TestData {
     }
 
     /// Splices `stream`, forked at `at` by [`TestData::fork_stream`], back
-    /// into this test case's choices: the marker counts its choices, which
-    /// follow it under a [`labels::STREAM`] span, and its spans, targets
-    /// and misalignment become this test case's. Streams forked later (at
-    /// higher positions) must be joined first.
-    pub fn join_stream(&mut self, at: usize, mut stream: TestData) {
-        let Some(marker) = self.nodes.get_mut(at) else {
+    /// into this test case's choices ([`TestData::join_streams`] for one).
+    pub fn join_stream(&mut self, at: usize, stream: TestData) {
+        self.join_streams(vec![(at, stream)]);
+    }
+
+    /// Splices the streams forked from this one back into its choices, in
+    /// one pass whatever their number: each marker counts its stream's
+    /// choices, which follow it under a [`labels::STREAM`] span, and the
+    /// streams' spans, targets and misalignment become this test case's.
+    /// A stream's own streams must be joined into it first. Positions that
+    /// are not forks of this test case are ignored.
+    pub fn join_streams(&mut self, mut streams: Vec<(usize, TestData)>) {
+        streams.retain(|(at, _)| *at < self.nodes.len());
+        if streams.is_empty() {
             return;
-        };
-        let count = stream.nodes.len();
-        marker.value = ChoiceValue::Integer(count as i128);
-        let depth = self
-            .spans
-            .iter()
-            .filter(|s| s.start <= at && at < s.end)
-            .count();
-        for span in &mut self.spans {
-            if span.start > at {
-                span.start += count;
-            }
-            if span.end > at && span.end != usize::MAX {
-                span.end += count;
+        }
+        streams.sort_by_key(|(at, _)| *at);
+        // How many spans cover each position, for the streams' depths.
+        let n = self.nodes.len();
+        let mut open = vec![0isize; n + 1];
+        for span in &self.spans {
+            if span.start < n {
+                open[span.start] += 1;
+                if span.end <= n {
+                    open[span.end] -= 1;
+                }
             }
         }
-        // The stream's spans go where spans opened after the fork begin, so
-        // spans stay in the order they were opened.
-        let index = self
-            .spans
+        let mut covering = Vec::with_capacity(n);
+        let mut depth = 0isize;
+        for delta in &open[..n] {
+            depth += delta;
+            covering.push(depth.max(0) as usize);
+        }
+        // Where each fork's stream goes, and the shift of later positions.
+        let forks: Vec<(usize, usize)> = streams
             .iter()
-            .position(|s| s.start > at)
-            .unwrap_or(self.spans.len());
-        let own = std::iter::once(Span {
-            label: labels::STREAM,
-            start: at,
-            end: at + 1 + count,
-            depth,
-            discarded: false,
-        });
-        let shifted = stream.spans.drain(..).map(|s| Span {
-            start: s.start + at + 1,
-            end: s.end.min(count) + at + 1,
-            depth: s.depth + depth + 1,
-            ..s
-        });
-        let spans: Vec<Span> = own.chain(shifted).collect();
-        self.spans.splice(index..index, spans);
-        self.nodes.splice(at + 1..at + 1, stream.nodes.drain(..));
-        self.length += stream.length;
-        self.misaligned |= stream.misaligned;
-        self.target_observations
-            .append(&mut stream.target_observations);
+            .map(|(at, stream)| (*at, stream.nodes.len()))
+            .collect();
+        // Choices of the streams forked before each fork, then in all.
+        let mut inserted = Vec::with_capacity(forks.len() + 1);
+        inserted.push(0usize);
+        for (_, count) in &forks {
+            inserted.push(inserted[inserted.len() - 1] + count);
+        }
+        let shift = |position: usize| -> usize {
+            if position == usize::MAX {
+                return position;
+            }
+            position + inserted[forks.partition_point(|(at, _)| *at < position)]
+        };
+        let mut blocks: Vec<Vec<Span>> = Vec::with_capacity(streams.len());
+        let mut nodes = Vec::with_capacity(n + forks.iter().map(|(_, c)| c).sum::<usize>());
+        let mut old = std::mem::take(&mut self.nodes).into_iter().enumerate();
+        for (at, mut stream) in streams {
+            for (i, node) in old.by_ref() {
+                nodes.push(node);
+                if i == at {
+                    break;
+                }
+            }
+            let count = stream.nodes.len();
+            let marker = nodes.len() - 1;
+            nodes[marker].value = ChoiceValue::Integer(count as i128);
+            let depth = covering[at];
+            let mut block = vec![Span {
+                label: labels::STREAM,
+                start: marker,
+                end: marker + 1 + count,
+                depth,
+                discarded: false,
+            }];
+            block.extend(stream.spans.drain(..).map(|s| Span {
+                start: s.start + marker + 1,
+                end: s.end.min(count) + marker + 1,
+                depth: s.depth + depth + 1,
+                ..s
+            }));
+            blocks.push(block);
+            nodes.append(&mut stream.nodes);
+            self.length += stream.length;
+            self.misaligned |= stream.misaligned;
+            self.target_observations
+                .append(&mut stream.target_observations);
+        }
+        nodes.extend(old.map(|(_, node)| node));
+        self.nodes = nodes;
+        // Each stream's spans go where spans opened after its fork begin.
+        let mut spans =
+            Vec::with_capacity(self.spans.len() + blocks.iter().map(Vec::len).sum::<usize>());
+        let mut pending = forks.iter().map(|(at, _)| *at).zip(blocks).peekable();
+        for mut span in std::mem::take(&mut self.spans) {
+            while let Some((_, block)) = pending.next_if(|(at, _)| span.start > *at) {
+                spans.extend(block);
+            }
+            span.start = shift(span.start);
+            span.end = shift(span.end);
+            spans.push(span);
+        }
+        spans.extend(pending.flat_map(|(_, block)| block));
+        self.spans = spans;
     }
 }
 
@@ -280,5 +331,51 @@ mod tests {
             run(TestData::replaying(choices.clone(), 100)),
             (choices, values)
         );
+    }
+
+    #[test]
+    fn joining_many_streams_in_one_pass_matches_joining_them_one_by_one() {
+        let c = IntegerConstraints::bounded(0, 1000);
+        // The root opens spans around some forks; each stream draws and
+        // opens spans of its own, one of them left open.
+        let build = |seed: u64| {
+            let mut root = TestData::generating(Vec::new(), Source::from_seed(seed), 1000);
+            let mut streams = Vec::new();
+            for k in 0..6 {
+                root.start_span(1);
+                root.draw_integer(c).unwrap();
+                if k % 2 == 0 {
+                    root.start_span(2);
+                }
+                let (at, mut stream) = root.fork_stream().unwrap();
+                for j in 0..k {
+                    stream.start_span(3);
+                    stream.draw_integer(c).unwrap();
+                    if j + 1 < k {
+                        stream.stop_span(false);
+                    }
+                }
+                streams.push((at, stream));
+                root.draw_integer(c).unwrap();
+                if k % 2 == 0 {
+                    root.stop_span(false);
+                }
+                if k % 3 != 2 {
+                    root.stop_span(false);
+                }
+            }
+            (root, streams)
+        };
+        for seed in 0..10 {
+            let (mut one_pass, streams) = build(seed);
+            one_pass.join_streams(streams);
+            let (mut one_by_one, mut streams) = build(seed);
+            while let Some((at, stream)) = streams.pop() {
+                one_by_one.join_stream(at, stream);
+            }
+            assert_eq!(one_pass.choices(), one_by_one.choices(), "seed {seed}");
+            assert_eq!(one_pass.spans, one_by_one.spans, "seed {seed}");
+            assert_eq!(one_pass.length, one_by_one.length, "seed {seed}");
+        }
     }
 }
