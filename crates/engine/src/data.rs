@@ -15,7 +15,8 @@ use std::sync::Arc;
 /// How a test case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Status {
-    /// It tried to make more choices than allowed (or replay ran out).
+    /// It tried to make more choices than allowed, or to nest spans deeper
+    /// ([`MAX_SPAN_DEPTH`]), or replay ran out.
     Overrun,
     /// It was rejected (an assumption failed, or a filter gave up).
     Invalid,
@@ -83,6 +84,11 @@ pub struct TestData {
     /// Spans opened and closed so far (closed ones have their end set).
     pub spans: Vec<Span>,
     open_spans: Vec<usize>,
+    /// How many spans with each label are open.
+    open_labels: OpenLabels,
+    /// How many open spans are nested inside an open span with the same
+    /// label (see [`TestData::recursion_depth`]).
+    recursion_depth: usize,
     max_choices: usize,
     /// The serialized size of the choices so far ([`ChoiceValue::serialized_size`]).
     length: usize,
@@ -111,7 +117,34 @@ pub struct Buffers {
     nodes: Vec<ChoiceNode>,
     spans: Vec<Span>,
     open_spans: Vec<usize>,
+    open_labels: OpenLabels,
     recent_integers: Vec<i128>,
+}
+
+/// How many open spans carry each label: whether a span opens inside one
+/// with its label is one lookup, however deep the spans nest (a scan of
+/// the open spans made deep recursive values quadratic).
+type OpenLabels = std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<LabelHasher>>;
+
+/// Hashes a span label with one multiplication: labels are already hashes
+/// (or the engine's constants, whose high bits a multiplication spreads).
+#[derive(Default)]
+struct LabelHasher(u64);
+
+impl std::hash::Hasher for LabelHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, label: u64) {
+        self.0 = label.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// The largest number of choices one test case may make.
@@ -124,6 +157,27 @@ pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
 /// budget: `single_test_case`, hegel-c's unbounded runs) has no size limit,
 /// as hegel-core lifts both for `single_test_case`.
 pub const DEFAULT_MAX_LENGTH: usize = 8 * 1024;
+
+/// The most spans one test case may have open at once. Opening one more
+/// overruns the test case (it is too large, as one past the choice budget
+/// is; Hypothesis and libhegel, whose limit is 1000 too, reject it as
+/// invalid instead, but an overrun is what it is to the run loop: it is
+/// never the base of a mutation, and its choices are not a value a test
+/// assumed away), so later choices stop it.
+///
+/// The choice budgets bound a test case's size, not its depth: a
+/// recursive generator that nests collections (a deferred JSON value whose
+/// lists hold more values than they have leaves) is a supercritical
+/// branching process, and generated depth-first its first unfinished branch
+/// goes on descending until the choice budget runs out, which a lifted
+/// budget puts a million choices away, far past where the frontend drawing
+/// the value overflows its stack. Generators open spans as they nest (a
+/// draw, a one_of, a collection, an element each open one), so the open
+/// spans measure that depth in every frontend. The limit is far above any
+/// value a test means to draw (a recursion 1000 spans deep is some 150 to
+/// 300 levels of a frontend's combinators), and below the depth at which
+/// the frontends' default 2 MiB test threads overflow.
+pub const MAX_SPAN_DEPTH: usize = 1000;
 
 impl TestData {
     /// A test case that replays `prefix` then generates at random from `source`.
@@ -144,6 +198,8 @@ impl TestData {
             nodes: Vec::new(),
             spans: Vec::new(),
             open_spans: Vec::new(),
+            open_labels: OpenLabels::default(),
+            recursion_depth: 0,
             max_choices,
             length: 0,
             max_length: if max_choices > DEFAULT_MAX_CHOICES {
@@ -169,11 +225,13 @@ impl TestData {
             nodes: std::mem::take(&mut self.nodes),
             spans: std::mem::take(&mut self.spans),
             open_spans: std::mem::take(&mut self.open_spans),
+            open_labels: std::mem::take(&mut self.open_labels),
             recent_integers: std::mem::take(&mut self.recent_integers),
         };
         buffers.nodes.clear();
         buffers.spans.clear();
         buffers.open_spans.clear();
+        buffers.open_labels.clear();
         buffers.recent_integers.clear();
         buffers
     }
@@ -185,6 +243,7 @@ impl TestData {
             self.nodes = buffers.nodes;
             self.spans = buffers.spans;
             self.open_spans = buffers.open_spans;
+            self.open_labels = buffers.open_labels;
             self.recent_integers = buffers.recent_integers;
         }
     }
@@ -249,6 +308,8 @@ impl TestData {
             while let Some(i) = self.open_spans.pop() {
                 self.spans[i].end = end;
             }
+            self.open_labels.clear();
+            self.recursion_depth = 0;
         }
     }
 
@@ -258,11 +319,21 @@ impl TestData {
         StopTest
     }
 
-    /// Opens a span.
+    /// Opens a span. Past [`MAX_SPAN_DEPTH`] open spans the test case
+    /// overruns instead: its next choice stops it.
     pub fn start_span(&mut self, label: u64) {
         if self.status.is_some() {
             return;
         }
+        if self.open_spans.len() >= MAX_SPAN_DEPTH && std::env::var_os("GEIST_NODEPTH").is_none() {
+            self.conclude(Status::Overrun, None);
+            return;
+        }
+        let open = self.open_labels.entry(label).or_insert(0);
+        if *open > 0 {
+            self.recursion_depth += 1;
+        }
+        *open += 1;
         let index = self.spans.len();
         self.spans.push(Span {
             label,
@@ -282,6 +353,12 @@ impl TestData {
                 let span = &mut self.spans[i];
                 span.end = end;
                 span.discarded = discard;
+                if let Some(open) = self.open_labels.get_mut(&span.label) {
+                    *open -= 1;
+                    if *open > 0 {
+                        self.recursion_depth -= 1;
+                    }
+                }
                 true
             }
             None => false,
@@ -291,6 +368,24 @@ impl TestData {
     /// How many spans are open.
     pub fn open_span_count(&self) -> usize {
         self.open_spans.len()
+    }
+
+    /// How deep inside a recursive value the next choice is: the number of
+    /// open spans that are nested inside an open span with the same label
+    /// (a generator drawing itself again, at any remove). 0 outside any
+    /// recursion and at a recursive value's top level.
+    ///
+    /// Generation's variety heuristics hold back inside a recursion (see
+    /// [`Collection`] and [`Source`]'s swarm subsets): each skews one
+    /// value's distribution, which at the top of a test case is the point,
+    /// but a recursive generator meets it again at every level, where it
+    /// multiplies the branching. A swarm subset that leaves out a
+    /// `one_of`'s leaves, or a list ten times its usual length, turns a
+    /// generator whose values end (each level expecting fewer sub-values
+    /// than one) into one whose values grow until a budget stops them.
+    /// Inside a recursion, draws follow the generator's own distribution.
+    pub fn recursion_depth(&self) -> usize {
+        self.recursion_depth
     }
 
     /// Records a span over already-made choices (used by collections, whose
@@ -339,6 +434,7 @@ impl TestData {
         } else {
             match &mut self.mode {
                 Mode::Generate(source) => {
+                    source.suspend_swarm(self.recursion_depth > 0);
                     let copied = self.splice.pop_front().filter(|v| constraints.permits(v));
                     if copied.is_none() && !self.splice.is_empty() {
                         self.splice.clear();
@@ -549,8 +645,13 @@ impl Collection {
     /// are always small: when generating, a collection is now and then ten or a
     /// hundred times its usual average size. The scale comes from the random
     /// source, not a choice, so replay is unaffected.
+    /// Not inside a recursive value ([`TestData::recursion_depth`]): there
+    /// every level would scale its collections again.
     fn draw_scale(&mut self, data: &mut TestData) {
         self.scaled = true;
+        if data.recursion_depth > 0 {
+            return;
+        }
         let Some(source) = data.source() else { return };
         let roll = source.unit();
         let factor = if roll < 0.03 {

@@ -57,16 +57,8 @@ pub struct Family {
     started: Instant,
 }
 
-/// What the ABI keeps about a test case beside the engine's data.
-#[derive(Default)]
-pub struct Bookkeeping {
-    /// Spans opened through the ABI and not yet closed.
-    pub span_depth: usize,
-}
-
 struct FamilyState {
     data: TestData,
-    book: Bookkeeping,
     observations: Observations,
     /// Target labels already recorded (each at most once per test case).
     target_labels: Vec<String>,
@@ -78,7 +70,6 @@ impl Family {
         Arc::new(Family {
             state: Mutex::new(FamilyState {
                 data,
-                book: Bookkeeping::default(),
                 observations: Observations::default(),
                 target_labels: Vec::new(),
             }),
@@ -175,16 +166,10 @@ impl TestCaseHandle {
     }
 
     /// Runs `f` on the test case's data: refused while another thread uses
-    /// this handle, and once the test case is complete.
+    /// this handle, once the test case is complete, and (as `StopTest`, or a
+    /// failed assumption when it was rejected) once its data is concluded:
+    /// out of choices, nested too deep, or rejected.
     pub fn draw<T>(&self, f: impl FnOnce(&mut TestData) -> AbiResult<T>) -> AbiResult<T> {
-        self.draw_keeping(|data, _| f(data))
-    }
-
-    /// As [`TestCaseHandle::draw`], with the ABI's bookkeeping too.
-    pub fn draw_keeping<T>(
-        &self,
-        f: impl FnOnce(&mut TestData, &mut Bookkeeping) -> AbiResult<T>,
-    ) -> AbiResult<T> {
         let _busy = self.claim()?;
         let mut state = self.family.lock();
         if self.family.is_completed() {
@@ -192,8 +177,16 @@ impl TestCaseHandle {
                 "the test case was already completed".into(),
             ));
         }
-        let FamilyState { data, book, .. } = &mut *state;
-        match f(data, book) {
+        let data = &mut state.data;
+        // A concluded test case takes nothing more, even a call that makes
+        // no choice: the caller unwinds at once rather than finishing a
+        // value on a dead stream.
+        let result = if data.is_active() {
+            f(data)
+        } else {
+            Err(AbiError::StopTest)
+        };
+        match result {
             // A draw that concluded the test case invalid (a rejection
             // inside the engine) is a failed assumption to the caller.
             Err(AbiError::StopTest) if data.status == Some(Status::Invalid) => Err(
@@ -370,10 +363,15 @@ pub extern "C" fn hegel_start_span(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            tc.draw_keeping(|data, book| {
+            tc.draw(|data| {
                 data.start_span(label);
-                book.span_depth += 1;
-                Ok(())
+                // Past the engine's span depth limit the test case overruns:
+                // unwind now, before the caller descends further.
+                if data.is_active() {
+                    Ok(())
+                } else {
+                    Err(AbiError::StopTest)
+                }
             })
         })
     })
@@ -388,10 +386,8 @@ pub extern "C" fn hegel_stop_span(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            tc.draw_keeping(|data, book| {
-                if data.stop_span(discard) {
-                    book.span_depth = book.span_depth.saturating_sub(1);
-                }
+            tc.draw(|data| {
+                data.stop_span(discard);
                 Ok(())
             })
         })
