@@ -15,8 +15,7 @@ use std::sync::Arc;
 /// How a test case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Status {
-    /// It tried to make more choices than allowed, or to nest spans deeper
-    /// ([`MAX_SPAN_DEPTH`]), or replay ran out.
+    /// It tried to make more choices than allowed (or replay ran out).
     Overrun,
     /// It was rejected (an assumption failed, or a filter gave up).
     Invalid,
@@ -62,7 +61,11 @@ pub mod labels {
     pub const POOL_VARIABLE: u64 = 0x6765_6973_7406;
     /// A dict entry.
     pub const DICT_ENTRY: u64 = 0x6765_6973_7407;
+    /// An independent stream's marker and choices (see [`TestData::fork_stream`]).
+    pub const STREAM: u64 = 0x6765_6973_7408;
 }
+
+mod stream;
 
 /// Where the choices of a test case come from.
 enum Mode {
@@ -106,6 +109,10 @@ pub struct TestData {
     /// values, not running the test), as it measured them: the input of the
     /// `too_slow` health check. The engine itself keeps no clock.
     pub draw_seconds: f64,
+    /// Whether the run asks its caller to keep what this test case prints:
+    /// a failure report may be made of it (the replays that check and
+    /// confirm a failure; see [`crate::run`]'s nondeterministic handling).
+    pub stamped: bool,
     /// Recently drawn integers, reused now and then to provoke equal-value bugs.
     recent_integers: Vec<i128>,
 }
@@ -147,6 +154,13 @@ impl std::hash::Hasher for LabelHasher {
     }
 }
 
+/// The most spans a test case may have open at once; opening one more
+/// rejects it. A guard against runaway recursion (a recursive generator
+/// headed for a stack overflow, a loop that only opens spans), far above
+/// the depth real values reach: every combinator layer opens a span, so a
+/// recursive value nests several per level.
+pub const MAX_SPAN_DEPTH: usize = 1000;
+
 /// The largest number of choices one test case may make.
 pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
 
@@ -157,27 +171,6 @@ pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
 /// budget: `single_test_case`, hegel-c's unbounded runs) has no size limit,
 /// as hegel-core lifts both for `single_test_case`.
 pub const DEFAULT_MAX_LENGTH: usize = 8 * 1024;
-
-/// The most spans one test case may have open at once. Opening one more
-/// overruns the test case (it is too large, as one past the choice budget
-/// is; Hypothesis and libhegel, whose limit is 1000 too, reject it as
-/// invalid instead, but an overrun is what it is to the run loop: it is
-/// never the base of a mutation, and its choices are not a value a test
-/// assumed away), so later choices stop it.
-///
-/// The choice budgets bound a test case's size, not its depth: a
-/// recursive generator that nests collections (a deferred JSON value whose
-/// lists hold more values than they have leaves) is a supercritical
-/// branching process, and generated depth-first its first unfinished branch
-/// goes on descending until the choice budget runs out, which a lifted
-/// budget puts a million choices away, far past where the frontend drawing
-/// the value overflows its stack. Generators open spans as they nest (a
-/// draw, a one_of, a collection, an element each open one), so the open
-/// spans measure that depth in every frontend. The limit is far above any
-/// value a test means to draw (a recursion 1000 spans deep is some 150 to
-/// 300 levels of a frontend's combinators), and below the depth at which
-/// the frontends' default 2 MiB test threads overflow.
-pub const MAX_SPAN_DEPTH: usize = 1000;
 
 impl TestData {
     /// A test case that replays `prefix` then generates at random from `source`.
@@ -212,6 +205,7 @@ impl TestData {
             target_observations: Vec::new(),
             misaligned: false,
             draw_seconds: 0.0,
+            stamped: false,
             recent_integers: Vec::new(),
         }
     }
@@ -319,14 +313,14 @@ impl TestData {
         StopTest
     }
 
-    /// Opens a span. Past [`MAX_SPAN_DEPTH`] open spans the test case
-    /// overruns instead: its next choice stops it.
+    /// Opens a span. A span nested [`MAX_SPAN_DEPTH`] deep rejects the
+    /// test case instead: spans that deep come from runaway recursion.
     pub fn start_span(&mut self, label: u64) {
         if self.status.is_some() {
             return;
         }
-        if self.open_spans.len() >= MAX_SPAN_DEPTH && std::env::var_os("GEIST_NODEPTH").is_none() {
-            self.conclude(Status::Overrun, None);
+        if self.open_spans.len() >= MAX_SPAN_DEPTH {
+            self.conclude(Status::Invalid, None);
             return;
         }
         let open = self.open_labels.entry(label).or_insert(0);
@@ -784,6 +778,19 @@ fn solve_continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_nested_too_deep_reject_the_test_case() {
+        let mut data = TestData::replaying(Vec::new(), 100);
+        for _ in 0..MAX_SPAN_DEPTH {
+            data.start_span(1);
+        }
+        assert!(data.is_active());
+        assert_eq!(data.draw_boolean(0.5), Ok(false));
+        data.start_span(1);
+        assert_eq!(data.status, Some(Status::Invalid));
+        assert_eq!(data.draw_boolean(0.5), Err(StopTest));
+    }
 
     /// hegel-core 0.10's test_data_too_large_detected: 500 strings of 50
     /// characters are 500 choices but 26,000 bytes serialized, past

@@ -8,7 +8,7 @@
 //! `Display`. How a protocol names a health check on the wire is the
 //! protocol layer's business, not the engine's.
 
-use crate::data::{DEFAULT_MAX_LENGTH, MAX_SPAN_DEPTH, Status, TestData};
+use crate::data::{DEFAULT_MAX_LENGTH, Status, TestData};
 use std::fmt;
 
 /// A health check a run can fail (each can be suppressed).
@@ -131,10 +131,9 @@ impl fmt::Display for HealthCheckFailure {
                 "Generated inputs routinely consumed more than the maximum allowed entropy: \
                  {valid} inputs were generated successfully, while {overruns} inputs exceeded \
                  the maximum allowed entropy during generation (at most {max_choices} choices \
-                 of {DEFAULT_MAX_LENGTH} bytes serialized in all, nested at most \
-                 {MAX_SPAN_DEPTH} spans deep). Bound the sizes of generated collections and \
-                 strings (max_size), make recursive generators likelier to stop, or suppress \
-                 the test_cases_too_large health check."
+                 of {DEFAULT_MAX_LENGTH} bytes serialized in all). Bound the sizes of generated \
+                 collections and strings (max_size) or suppress the test_cases_too_large health \
+                 check."
             ),
             HealthCheckFailure::LargeInitialTestCase {
                 choices,
@@ -175,14 +174,17 @@ pub enum Flakiness {
         difference: String,
     },
     /// A failure did not fail again when replayed.
-    Outcome,
+    Outcome {
+        /// The origin of the failure that did not reproduce.
+        origin: String,
+    },
 }
 
 impl fmt::Display for Flakiness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Flakiness::Generation { difference } => write!(f, "{FLAKY_GENERATION} ({difference})"),
-            Flakiness::Outcome => f.write_str(FLAKY_OUTCOME),
+            Flakiness::Outcome { .. } => f.write_str(FLAKY_OUTCOME),
         }
     }
 }
