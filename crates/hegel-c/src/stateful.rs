@@ -15,9 +15,9 @@ use crate::error::{AbiError, AbiResult};
 use crate::handles::{self, handled};
 use crate::test_case::{handle, hegel_test_case_t};
 use crate::text;
+use geist_engine::TestData;
 use geist_engine::recursion;
 use geist_engine::state_machine::{self, StateMachineError, StateMachineSpec};
-use geist_engine::TestData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Opaque to C: `hegel_pool_t`.
@@ -324,8 +324,7 @@ pub extern "C" fn hegel_new_recursion(
     guard(ctx, || {
         let tc = handle(tc)?;
         require(out_recursion, "out_recursion")?;
-        let state =
-            tc.draw(|data| Ok(recursion::Recursion::new(data, max_depth, max_leaves)?))?;
+        let state = tc.draw(|data| Ok(recursion::Recursion::new(data, max_depth, max_leaves)?))?;
         let handle = handles::insert(Arc::new(Recursion {
             state: Mutex::new(state),
         }))?;

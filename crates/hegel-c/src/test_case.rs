@@ -109,10 +109,7 @@ impl Family {
     pub fn new(data: TestData, handback: Option<Handback>, capture: bool) -> Arc<Family> {
         Arc::new(Family {
             state: Mutex::new(FamilyState {
-                streams: vec![Stream {
-                    data,
-                        fork: None,
-                }],
+                streams: vec![Stream { data, fork: None }],
                 concluded: None,
                 observations: Observations::default(),
                 target_labels: Vec::new(),
