@@ -241,3 +241,36 @@ fn combinators_transform_and_constrain() {
         tc.target(f64::from(even), "even");
     });
 }
+
+/// A tree whose branches have three children: a generator that draws
+/// itself, whose values (each level expecting one and a half sub-values)
+/// grow without end about a third of the time.
+fn ternary_tree() -> gs::BoxedGenerator<usize> {
+    gs::one_of(vec![
+        gs::just(0usize).boxed(),
+        gs::from_fn(|tc| {
+            let children: Vec<usize> = (0..3).map(|_| tc.draw_silent(ternary_tree())).collect();
+            1 + children.into_iter().max().unwrap_or(0)
+        })
+        .boxed(),
+    ])
+    .boxed()
+}
+
+/// A recursive generator whose values may never end runs as a property
+/// does: a value that nests too deep overruns (the engine's span depth
+/// limit), long before the test thread's stack overflows; the values that
+/// end are drawn whole. (So many overrun that the test_cases_too_large
+/// health check would fail the run, as it should: it is suppressed here.)
+#[test]
+fn a_recursive_generator_that_may_not_end_overruns_instead_of_overflowing_the_stack() {
+    let mut heights = Vec::new();
+    let settings = settings(12)
+        .test_cases(100)
+        .suppress_health_check([geist::HealthCheck::TestCasesTooLarge]);
+    check(settings, |tc: &mut TestCase| {
+        heights.push(tc.draw(ternary_tree()));
+    });
+    assert!(heights.iter().any(|h| *h >= 3), "{heights:?}");
+    assert!(heights.iter().all(|h| *h < 500), "{heights:?}");
+}

@@ -15,7 +15,8 @@ use std::sync::Arc;
 /// How a test case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Status {
-    /// It tried to make more choices than allowed (or replay ran out).
+    /// It tried to make more choices than allowed, or to nest spans deeper
+    /// than [`MAX_SPAN_DEPTH`] (or replay ran out).
     Overrun,
     /// It was rejected (an assumption failed, or a filter gave up).
     Invalid,
@@ -87,6 +88,11 @@ pub struct TestData {
     /// Spans opened and closed so far (closed ones have their end set).
     pub spans: Vec<Span>,
     open_spans: Vec<usize>,
+    /// How many spans with each label are open.
+    open_labels: OpenLabels,
+    /// How many open spans are nested inside an open span with the same
+    /// label (see [`TestData::recursion_depth`]).
+    recursion_depth: usize,
     max_choices: usize,
     /// The serialized size of the choices so far ([`ChoiceValue::serialized_size`]).
     length: usize,
@@ -119,14 +125,59 @@ pub struct Buffers {
     nodes: Vec<ChoiceNode>,
     spans: Vec<Span>,
     open_spans: Vec<usize>,
+    open_labels: OpenLabels,
     recent_integers: Vec<i128>,
 }
 
+/// How many open spans carry each label: whether a span opens inside one
+/// with its label is one lookup, however deep the spans nest (a scan of
+/// the open spans made deep recursive values quadratic).
+type OpenLabels = std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<LabelHasher>>;
+
+/// Hashes a span label with one multiplication: labels are already hashes
+/// (or the engine's constants, whose high bits a multiplication spreads).
+#[derive(Default)]
+struct LabelHasher(u64);
+
+impl std::hash::Hasher for LabelHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, label: u64) {
+        self.0 = label.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// The most spans a test case may have open at once; opening one more
-/// rejects it. A guard against runaway recursion (a recursive generator
+/// overruns it. A guard against runaway recursion (a recursive generator
 /// headed for a stack overflow, a loop that only opens spans), far above
 /// the depth real values reach: every combinator layer opens a span, so a
 /// recursive value nests several per level.
+///
+/// The choice budget bounds a test case's size, not its depth: a recursive
+/// generator whose levels expect more than one sub-value each (a deferred
+/// JSON value: a one_of of five, two of them collections of itself with
+/// five elements on average) is a supercritical branching process, and
+/// generated depth-first its first unending branch descends until a limit
+/// stops it; under a lifted budget (hegel-c's million choices) that was the
+/// frontend's stack. hegeltest 0.51's frontend uses about 140 to 210 bytes
+/// of stack per open span in a release build and 530 to 700 in a debug one
+/// (measured 2026-11-25 through libhegel_c.so), so 1000 spans stay under
+/// 0.7 MiB of a test thread's 2 MiB.
+///
+/// Hypothesis and libhegel (limit 1000 too) reject such a test case as
+/// invalid; here it overruns: it is too large, as one past the choice
+/// budget is, and an overrun is never the base of a mutation chain (a
+/// mutation of a runaway value copies a subtree onto another and runs away
+/// again: as invalid test cases, every other runaway was followed by two
+/// more of some 5500 choices each).
 pub const MAX_SPAN_DEPTH: usize = 1000;
 
 /// The most streams deep a test case may fork streams from streams
@@ -164,6 +215,8 @@ impl TestData {
             nodes: Vec::new(),
             spans: Vec::new(),
             open_spans: Vec::new(),
+            open_labels: OpenLabels::default(),
+            recursion_depth: 0,
             max_choices,
             length: 0,
             max_length: if max_choices > DEFAULT_MAX_CHOICES {
@@ -190,11 +243,13 @@ impl TestData {
             nodes: std::mem::take(&mut self.nodes),
             spans: std::mem::take(&mut self.spans),
             open_spans: std::mem::take(&mut self.open_spans),
+            open_labels: std::mem::take(&mut self.open_labels),
             recent_integers: std::mem::take(&mut self.recent_integers),
         };
         buffers.nodes.clear();
         buffers.spans.clear();
         buffers.open_spans.clear();
+        buffers.open_labels.clear();
         buffers.recent_integers.clear();
         buffers
     }
@@ -206,6 +261,7 @@ impl TestData {
             self.nodes = buffers.nodes;
             self.spans = buffers.spans;
             self.open_spans = buffers.open_spans;
+            self.open_labels = buffers.open_labels;
             self.recent_integers = buffers.recent_integers;
         }
     }
@@ -270,6 +326,8 @@ impl TestData {
             while let Some(i) = self.open_spans.pop() {
                 self.spans[i].end = end;
             }
+            self.open_labels.clear();
+            self.recursion_depth = 0;
         }
     }
 
@@ -279,16 +337,21 @@ impl TestData {
         StopTest
     }
 
-    /// Opens a span. A span nested [`MAX_SPAN_DEPTH`] deep rejects the
+    /// Opens a span. A span nested [`MAX_SPAN_DEPTH`] deep overruns the
     /// test case instead: spans that deep come from runaway recursion.
     pub fn start_span(&mut self, label: u64) {
         if self.status.is_some() {
             return;
         }
         if self.open_spans.len() >= MAX_SPAN_DEPTH {
-            self.conclude(Status::Invalid, None);
+            self.conclude(Status::Overrun, None);
             return;
         }
+        let open = self.open_labels.entry(label).or_insert(0);
+        if *open > 0 {
+            self.recursion_depth += 1;
+        }
+        *open += 1;
         let index = self.spans.len();
         self.spans.push(Span {
             label,
@@ -308,6 +371,12 @@ impl TestData {
                 let span = &mut self.spans[i];
                 span.end = end;
                 span.discarded = discard;
+                if let Some(open) = self.open_labels.get_mut(&span.label) {
+                    *open -= 1;
+                    if *open > 0 {
+                        self.recursion_depth -= 1;
+                    }
+                }
                 true
             }
             None => false,
@@ -317,6 +386,24 @@ impl TestData {
     /// How many spans are open.
     pub fn open_span_count(&self) -> usize {
         self.open_spans.len()
+    }
+
+    /// How deep inside a recursive value the next choice is: the number of
+    /// open spans that are nested inside an open span with the same label
+    /// (a generator drawing itself again, at any remove). 0 outside any
+    /// recursion and at a recursive value's top level.
+    ///
+    /// Generation's variety heuristics hold back inside a recursion (see
+    /// [`Collection`] and [`Source`]'s swarm subsets): each skews one
+    /// value's distribution, which at the top of a test case is the point,
+    /// but a recursive generator meets it again at every level, where it
+    /// multiplies the branching. A swarm subset that leaves out a
+    /// `one_of`'s leaves, or a list ten times its usual length, turns a
+    /// generator whose values end (each level expecting fewer sub-values
+    /// than one) into one whose values grow until a budget stops them.
+    /// Inside a recursion, draws follow the generator's own distribution.
+    pub fn recursion_depth(&self) -> usize {
+        self.recursion_depth
     }
 
     /// Records a span over already-made choices (used by collections, whose
@@ -417,6 +504,7 @@ impl TestData {
         } else {
             match &mut self.mode {
                 Mode::Generate(source) => {
+                    source.suspend_swarm(self.recursion_depth > 0);
                     let copied = self.splice.pop_front().filter(|v| constraints.permits(v));
                     if copied.is_none() && !self.splice.is_empty() {
                         self.splice.clear();
@@ -632,8 +720,13 @@ impl Collection {
     /// are always small: when generating, a collection is now and then ten or a
     /// hundred times its usual average size. The scale comes from the random
     /// source, not a choice, so replay is unaffected.
+    /// Not inside a recursive value ([`TestData::recursion_depth`]): there
+    /// every level would scale its collections again.
     fn draw_scale(&mut self, data: &mut TestData) {
         self.scaled = true;
+        if data.recursion_depth > 0 {
+            return;
+        }
         let Some(source) = data.source() else { return };
         let roll = source.unit();
         let factor = if roll < P_SCALE_100 {
@@ -774,7 +867,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spans_nested_too_deep_reject_the_test_case() {
+    fn spans_nested_too_deep_overrun_the_test_case() {
         let mut data = TestData::replaying(Vec::new(), 100);
         for _ in 0..MAX_SPAN_DEPTH {
             data.start_span(1);
@@ -782,7 +875,7 @@ mod tests {
         assert!(data.is_active());
         assert_eq!(data.draw_boolean(0.5), Ok(false));
         data.start_span(1);
-        assert_eq!(data.status, Some(Status::Invalid));
+        assert_eq!(data.status, Some(Status::Overrun));
         assert_eq!(data.draw_boolean(0.5), Err(StopTest));
     }
 

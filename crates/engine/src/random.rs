@@ -15,6 +15,9 @@ pub struct Source {
     rng: Xoshiro256PlusPlus,
     /// This source's swarm subsets of small integer ranges, drawn on first use.
     swarm: Option<Swarm>,
+    /// Whether the next draws ignore the swarm subsets (inside a recursive
+    /// value: see [`crate::TestData::recursion_depth`]).
+    swarm_suspended: bool,
 }
 
 /// Swarm testing for small integer ranges (a rule's index, a branch of
@@ -44,6 +47,7 @@ impl Source {
         Source {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             swarm: None,
+            swarm_suspended: false,
         }
     }
 
@@ -55,6 +59,7 @@ impl Source {
         Source {
             rng: Xoshiro256PlusPlus::from_seed(bytes),
             swarm: None,
+            swarm_suspended: false,
         }
     }
 
@@ -89,6 +94,13 @@ impl Source {
     /// A uniform f64 in [0, 1).
     pub fn unit(&mut self) -> f64 {
         self.rng.random::<f64>()
+    }
+
+    /// Makes the draws that follow ignore the swarm subsets (or heed them
+    /// again): a swarm subset that leaves out a recursive `one_of`'s leaves
+    /// would make every level branch.
+    pub fn suspend_swarm(&mut self, suspended: bool) {
+        self.swarm_suspended = suspended;
     }
 
     /// A value of the small range `min..=max` from this source's swarm
@@ -199,6 +211,9 @@ pub(crate) fn integer_value(source: &mut Source, c: &IntegerConstraints, recent:
     let (Some(min), Some(max)) = (c.min, c.max) else {
         return unswarmed_integer(source, c, recent);
     };
+    if source.swarm_suspended {
+        return unswarmed_integer(source, c, recent);
+    }
     if let Some(v) = source.swarm_value(min, max) {
         return v;
     }

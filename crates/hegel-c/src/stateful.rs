@@ -2,26 +2,22 @@
 //! machines and recursive values, each drawn through engine choices so they
 //! replay and shrink like any other draw.
 //!
-//! Pools and state machines are the engine's ([`geist_engine::pool`],
-//! [`geist_engine::state_machine`]: the same implementation geist-server
-//! serves over the protocol); this module maps the ABI's calls, handles and
+//! Pools, state machines and recursions are the engine's
+//! ([`geist_engine::pool`], [`geist_engine::state_machine`]: the same
+//! implementation geist-server serves over the protocol;
+//! [`geist_engine::recursion`]: a recursive value's target size, leaf budget,
+//! retries and give-up rule); this module maps the ABI's calls, handles and
 //! error codes onto them.
-//!
-//! A **recursion** steers a recursive value toward a target number of
-//! leaves (one, or one drawn up to the budget), enforces the leaf budget by
-//! retrying attempts that outgrow it, and gives up after
-//! `HEGEL_RECURSION_ATTEMPTS` attempts. It is still this module's own, not
-//! the engine's `recursion` module (issue 15, item 1).
 
 use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::handles::{self, handled};
-use crate::test_case::{Bookkeeping, handle, hegel_test_case_t, with_handle};
+use crate::test_case::{handle, hegel_test_case_t, with_handle};
 use crate::text;
-use geist_engine::choice::IntegerConstraints;
+use geist_engine::TestData;
+use geist_engine::recursion;
 use geist_engine::state_machine::{self, StateMachineError, StateMachineSpec};
-use geist_engine::{Status, TestData};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Opaque to C: `hegel_pool_t`.
@@ -315,96 +311,11 @@ pub extern "C" fn hegel_state_machine_free(
 
 // ------------------------------------------------------------ recursion
 
-/// Probability a recursive value aims for more than one leaf.
-const P_LARGE_TARGET: f64 = 0.5;
-/// Branch probability while a value grows toward its target.
-const P_GROW: f64 = 0.9;
-/// Prior mean number of children per branch, and its weight in branches.
-const PRIOR_ARITY: f64 = 2.0;
-const PRIOR_WEIGHT: f64 = 2.0;
-/// Completed attempts discarded as far too small, at most, per value.
-const MAX_REDRAWS: u64 = 2;
-
-/// One recursive value's budget and steering.
+/// A recursive value's scope: the engine's recursion behind a handle.
 pub struct Recursion {
-    state: Mutex<RecursionState>,
+    state: Mutex<recursion::Recursion>,
 }
 handled!(Recursion, 15, "recursion");
-
-struct RecursionState {
-    max_depth: u64,
-    max_leaves: u64,
-    target: u64,
-    attempt: u64,
-    leaves: u64,
-    redraws: u64,
-    base_span_depth: usize,
-    /// Children seen over closed branches, and their number.
-    children: u64,
-    branches: u64,
-    /// Branches still receiving children: (depth, children so far).
-    open: Vec<(u64, u64)>,
-}
-
-impl RecursionState {
-    fn arity(&self) -> f64 {
-        (PRIOR_ARITY * PRIOR_WEIGHT + self.children as f64) / (PRIOR_WEIGHT + self.branches as f64)
-    }
-
-    /// The leaf count the attempt aims for: halved by each overrun.
-    fn aim(&self) -> u64 {
-        (self.target >> self.attempt.min(63)).max(1)
-    }
-
-    /// Branch probability just below criticality for an expected `leaves`.
-    fn subcritical(&self, leaves: u64) -> f64 {
-        let k = (self.arity() + self.attempt as f64).max(1.0);
-        let budget = leaves.clamp(2, 1 << 32) as f64;
-        ((budget - 1.0) / (budget * k - 1.0)).min(P_GROW)
-    }
-
-    fn branch_probability(&self, depth: u64) -> f64 {
-        if depth >= self.max_depth {
-            return 0.0;
-        }
-        let aim = self.aim();
-        if aim == 1 {
-            return self.subcritical(2);
-        }
-        // Grow hard until the expected leaves reach the aim, then wind down.
-        let k = self.arity().max(1.01);
-        let grow_depth = ((aim as f64).ln() / k.ln()).ceil().max(0.0) as u64;
-        if depth < grow_depth {
-            P_GROW
-        } else {
-            self.subcritical(2)
-        }
-    }
-
-    fn observe(&mut self, depth: u64) {
-        while self.open.last().is_some_and(|(d, _)| *d >= depth) {
-            if let Some((_, children)) = self.open.pop() {
-                self.children += children;
-                self.branches += 1;
-            }
-        }
-        if depth > 0
-            && let Some(parent) = self.open.last_mut()
-        {
-            parent.1 += 1;
-        }
-    }
-}
-
-fn close_attempt_spans(data: &mut TestData, book: &mut Bookkeeping, base: usize) {
-    while book.span_depth > base {
-        if !data.stop_span(true) {
-            book.span_depth = base;
-            break;
-        }
-        book.span_depth -= 1;
-    }
-}
 
 /// Opens a recursive generation scope.
 #[unsafe(no_mangle)]
@@ -418,25 +329,7 @@ pub extern "C" fn hegel_new_recursion(
     guard(ctx, || {
         let tc = handle(tc)?;
         require(out_recursion, "out_recursion")?;
-        let state = tc.draw_keeping(|data, book| {
-            let target = if max_leaves < 2 || !data.draw_boolean(P_LARGE_TARGET)? {
-                1
-            } else {
-                data.draw_integer(IntegerConstraints::bounded(2, i128::from(max_leaves)))? as u64
-            };
-            Ok(RecursionState {
-                max_depth,
-                max_leaves,
-                target,
-                attempt: 0,
-                leaves: 0,
-                redraws: 0,
-                base_span_depth: book.span_depth,
-                children: 0,
-                branches: 0,
-                open: Vec::new(),
-            })
-        })?;
+        let state = tc.draw(|data| Ok(recursion::Recursion::new(data, max_depth, max_leaves)?))?;
         let handle = handles::insert(Arc::new(Recursion {
             state: Mutex::new(state),
         }))?;
@@ -458,12 +351,7 @@ pub extern "C" fn hegel_recursion_branch(
         let recursion = handles::get::<Recursion, _>(recursion)?;
         require(out_branch, "out_branch")?;
         let mut state = locked(&recursion.state);
-        state.observe(depth);
-        let p = state.branch_probability(depth);
-        let branch = tc.draw(|data| Ok(data.draw_boolean(p)?))?;
-        if branch {
-            state.open.push((depth, 0));
-        }
+        let branch = tc.draw(|data| Ok(state.branch(data, depth)?))?;
         write(out_branch, branch, "out_branch")
     })
 }
@@ -480,15 +368,14 @@ pub extern "C" fn hegel_recursion_leaf(
         let recursion = handles::get::<Recursion, _>(recursion)?;
         tc.draw(|_| Ok(()))?;
         let mut state = locked(&recursion.state);
-        if state.leaves >= state.max_leaves {
-            return Err(AbiError::Retry(format!(
+        match state.leaf() {
+            recursion::Leaf::Draw => Ok(()),
+            recursion::Leaf::Retry => Err(AbiError::Retry(format!(
                 "the recursive value outgrew its budget of {} leaves: unwind and call \
                  hegel_recursion_retry",
-                state.max_leaves
-            )));
+                state.max_leaves()
+            ))),
         }
-        state.leaves += 1;
-        Ok(())
     })
 }
 
@@ -504,20 +391,12 @@ pub extern "C" fn hegel_recursion_retry(
         let tc = handle(tc)?;
         let recursion = handles::get::<Recursion, _>(recursion)?;
         let mut state = locked(&recursion.state);
-        let base = state.base_span_depth;
-        state.open.clear();
-        state.leaves = 0;
-        state.attempt += 1;
-        let exhausted = state.attempt >= u64::from(HEGEL_RECURSION_ATTEMPTS);
-        tc.draw_keeping(|data, book| {
-            close_attempt_spans(data, book, base);
-            if exhausted {
-                data.conclude(Status::Invalid, None);
-                return Err(AbiError::Assume(format!(
-                    "no recursive value fitted its leaf budget in {HEGEL_RECURSION_ATTEMPTS} attempts"
-                )));
-            }
-            Ok(())
+        tc.draw(|data| match state.retry(data)? {
+            recursion::Retry::Again => Ok(()),
+            recursion::Retry::GiveUp => Err(AbiError::Assume(format!(
+                "no recursive value fitted its leaf budget in {} attempts",
+                recursion::ATTEMPTS
+            ))),
         })
     })
 }
@@ -534,25 +413,13 @@ pub extern "C" fn hegel_recursion_finish(
         let tc = handle(tc)?;
         let recursion = handles::get::<Recursion, _>(recursion)?;
         let mut state = locked(&recursion.state);
-        while let Some((_, children)) = state.open.pop() {
-            state.children += children;
-            state.branches += 1;
-        }
-        let aim = state.aim();
-        let far_too_small = aim >= 4 && state.leaves.saturating_mul(4) < aim && state.max_depth > 1;
-        if state.redraws >= MAX_REDRAWS || !far_too_small {
-            return tc.draw(|_| Ok(()));
-        }
-        state.redraws += 1;
-        state.leaves = 0;
-        let base = state.base_span_depth;
-        tc.draw_keeping(|data, book| {
-            close_attempt_spans(data, book, base);
-            Ok(())
-        })?;
-        Err(AbiError::Retry(
-            "the value came out far smaller than it aimed for: draw it again from the root".into(),
-        ))
+        tc.draw(|data| match state.finish(data)? {
+            recursion::Finish::Accept => Ok(()),
+            recursion::Finish::Again => Err(AbiError::Retry(
+                "the value came out far smaller than it aimed for: draw it again from the root"
+                    .into(),
+            )),
+        })
     })
 }
 

@@ -64,13 +64,6 @@ pub struct Family {
     started: Instant,
 }
 
-/// What the ABI keeps about a test case beside the engine's data.
-#[derive(Default)]
-pub struct Bookkeeping {
-    /// Spans opened through the ABI and not yet closed.
-    pub span_depth: usize,
-}
-
 struct FamilyState {
     /// The root stream first, then each clone's in the order they were made.
     streams: Vec<Stream>,
@@ -85,7 +78,6 @@ struct FamilyState {
 /// One stream of a test case: its data and where it was forked.
 struct Stream {
     data: TestData,
-    book: Bookkeeping,
     /// The stream it was forked from and the position of the fork there
     /// (`None` for the root).
     fork: Option<(usize, usize)>,
@@ -132,7 +124,6 @@ impl Family {
             state: Mutex::new(FamilyState {
                 streams: vec![Stream {
                     data,
-                    book: Bookkeeping::default(),
                     fork: None,
                     depth: 0,
                 }],
@@ -239,19 +230,20 @@ impl TestCaseHandle {
     }
 
     /// Runs `f` on the test case's data: refused while another thread uses
-    /// this handle, and once the test case is complete.
+    /// this handle, once the test case is complete, and (as `StopTest`, or a
+    /// failed assumption when it was rejected) once its data is concluded:
+    /// out of choices, nested too deep, or rejected.
     pub fn draw<T>(&self, f: impl FnOnce(&mut TestData) -> AbiResult<T>) -> AbiResult<T> {
-        self.draw_keeping(|data, _| f(data))
-    }
-
-    /// As [`TestCaseHandle::draw`], with the ABI's bookkeeping too.
-    pub fn draw_keeping<T>(
-        &self,
-        f: impl FnOnce(&mut TestData, &mut Bookkeeping) -> AbiResult<T>,
-    ) -> AbiResult<T> {
         self.on_stream(|state, stream| {
-            let Stream { data, book, .. } = &mut state.streams[stream];
-            f(data, book)
+            let data = &mut state.streams[stream].data;
+            // A concluded test case takes nothing more, even a call that
+            // makes no choice: the caller unwinds at once rather than
+            // finishing a value on a dead stream.
+            if data.is_active() {
+                f(data)
+            } else {
+                Err(AbiError::StopTest)
+            }
         })
     }
 
@@ -311,7 +303,6 @@ impl TestCaseHandle {
             let (at, data) = state.streams[source].data.fork_stream()?;
             state.streams.push(Stream {
                 data,
-                book: Bookkeeping::default(),
                 fork: Some((source, at)),
                 depth,
             });
@@ -480,10 +471,15 @@ pub extern "C" fn hegel_start_span(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            tc.draw_keeping(|data, book| {
+            tc.draw(|data| {
                 data.start_span(label);
-                book.span_depth += 1;
-                Ok(())
+                // Past the engine's span depth limit the test case overruns:
+                // unwind now, before the caller descends further.
+                if data.is_active() {
+                    Ok(())
+                } else {
+                    Err(AbiError::StopTest)
+                }
             })
         })
     })
@@ -498,10 +494,8 @@ pub extern "C" fn hegel_stop_span(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            tc.draw_keeping(|data, book| {
-                if data.stop_span(discard) {
-                    book.span_depth = book.span_depth.saturating_sub(1);
-                }
+            tc.draw(|data| {
+                data.stop_span(discard);
                 Ok(())
             })
         })

@@ -288,7 +288,14 @@ impl CaseBackend {
     #[inline]
     pub(crate) fn start_span(&mut self, label: u64) {
         match self {
-            CaseBackend::Local(case) => case.data.start_span(label),
+            CaseBackend::Local(case) => {
+                case.data.start_span(label);
+                // Past the engine's span depth limit the test case
+                // overruns: stop before a recursive generator goes deeper.
+                if !case.data.is_active() {
+                    stop()
+                }
+            }
             CaseBackend::Remote(case) => remote(case.start_span(label)),
         }
     }

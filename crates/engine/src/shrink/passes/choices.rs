@@ -245,7 +245,8 @@ fn try_integer_pair(
     s.consider(candidate)
 }
 /// Moves magnitude from an earlier integer to a later one (keeping their sum),
-/// so the earlier, more significant choice becomes simpler.
+/// so the earlier, more significant choice becomes simpler; likewise a float,
+/// characters of a string, or a boolean's truth.
 pub(in crate::shrink) fn redistribute_pairs(s: &mut Shrinker) {
     let n = s.best.nodes.len();
     for i in 0..n {
@@ -345,6 +346,17 @@ pub(in crate::shrink) fn redistribute_pairs(s: &mut Shrinker) {
                         }
                         (lo, hi) = (next_lo, next_hi);
                     }
+                }
+                (ChoiceValue::Boolean(true), ChoiceValue::Boolean(false), _, _) => {
+                    // The true moves later: a recursive value's branch
+                    // decision passes to a later sub-value, so the same
+                    // number of leaves hangs deeper on the right (a
+                    // saturated leaf budget admits no smaller tree, only a
+                    // shortlex-simpler one of the same size).
+                    let mut candidate = s.best.choices();
+                    candidate[i] = ChoiceValue::Boolean(false);
+                    candidate[j] = ChoiceValue::Boolean(true);
+                    s.consider(candidate);
                 }
                 (
                     ChoiceValue::String(x),
