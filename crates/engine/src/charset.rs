@@ -5,8 +5,11 @@
 //! (`0`..`Z`), then the characters below `0` in descending order, then the
 //! rest in code point order. That makes minimal examples readable ("0", "A",
 //! "/") rather than control characters.
+//!
+//! General categories come from [`crate::unicode`]: the newest Unicode
+//! tables, or an older version's when a spec names one.
 
-use unicode_general_category::{GeneralCategory, get_general_category};
+use crate::unicode::{UnicodeVersion, category_runs};
 
 /// A set of code points, stored as sorted, disjoint, inclusive intervals.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,8 +24,7 @@ pub struct CharSet {
     upper_z_index: u64,
 }
 
-/// The largest Unicode code point.
-pub const MAX_CODEPOINT: u32 = 0x10FFFF;
+pub use crate::unicode::MAX_CODEPOINT;
 const SURROGATES: (u32, u32) = (0xD800, 0xDFFF);
 
 /// Why a character set specification is unusable.
@@ -64,6 +66,8 @@ pub struct CharSetSpec {
     pub include_characters: Option<String>,
     /// Characters always excluded.
     pub exclude_characters: Option<String>,
+    /// The Unicode version whose categories to follow (`None`: the newest).
+    pub unicode_version: Option<UnicodeVersion>,
 }
 
 const ALL_CATEGORIES: [&str; 30] = [
@@ -71,47 +75,33 @@ const ALL_CATEGORIES: [&str; 30] = [
     "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn",
 ];
 
-fn category_code(c: u32) -> &'static str {
-    if (SURROGATES.0..=SURROGATES.1).contains(&c) {
-        return "Cs";
+/// The code points of the given two-letter categories within `min..=max`,
+/// as sorted, disjoint intervals: the table's runs of one category, clipped.
+fn category_intervals(
+    codes: &[&str],
+    min: u32,
+    max: u32,
+    version: UnicodeVersion,
+) -> Vec<(u32, u32)> {
+    let mut member = [false; CATEGORY_SLOTS];
+    for code in codes {
+        member[category_slot(code)] = true;
     }
-    let Some(ch) = char::from_u32(c) else {
-        return "Cn";
-    };
-    use GeneralCategory::*;
-    match get_general_category(ch) {
-        UppercaseLetter => "Lu",
-        LowercaseLetter => "Ll",
-        TitlecaseLetter => "Lt",
-        ModifierLetter => "Lm",
-        OtherLetter => "Lo",
-        NonspacingMark => "Mn",
-        SpacingMark => "Mc",
-        EnclosingMark => "Me",
-        DecimalNumber => "Nd",
-        LetterNumber => "Nl",
-        OtherNumber => "No",
-        ConnectorPunctuation => "Pc",
-        DashPunctuation => "Pd",
-        OpenPunctuation => "Ps",
-        ClosePunctuation => "Pe",
-        InitialPunctuation => "Pi",
-        FinalPunctuation => "Pf",
-        OtherPunctuation => "Po",
-        MathSymbol => "Sm",
-        CurrencySymbol => "Sc",
-        ModifierSymbol => "Sk",
-        OtherSymbol => "So",
-        SpaceSeparator => "Zs",
-        LineSeparator => "Zl",
-        ParagraphSeparator => "Zp",
-        Control => "Cc",
-        Format => "Cf",
-        Surrogate => "Cs",
-        PrivateUse => "Co",
-        Unassigned => "Cn",
-        _ => "Cn",
+    let mut intervals: Vec<(u32, u32)> = Vec::new();
+    for &(first, last, code) in category_runs(version) {
+        if !member[category_slot(code)] {
+            continue;
+        }
+        let (a, b) = (first.max(min), last.min(max));
+        if a > b {
+            continue;
+        }
+        match intervals.last_mut() {
+            Some(last) if last.1 + 1 == a => last.1 = b,
+            _ => intervals.push((a, b)),
+        }
     }
+    intervals
 }
 
 /// Slots of [`category_slot`]: one per pair of letters.
@@ -231,37 +221,13 @@ impl CharSet {
             }
             // Every category but Cs (hegel-go sends `exclude_categories:
             // ["Cs"]` with every text schema): Cs is exactly the surrogates,
-            // so this is the default set, without walking the code points
-            // (about 20 ms of CPU each time).
+            // so this is the default set, without walking the category runs.
             Some(cats) if cats.len() == ALL_CATEGORIES.len() - 1 && !cats.contains(&"Cs") => {
                 push_without_surrogates(&mut intervals, min, max);
             }
             Some(cats) => {
-                // Membership by a table over the two letters of a category
-                // code, not by comparing strings: this walks every code
-                // point in range (over a million for text()).
-                let mut member = [false; CATEGORY_SLOTS];
-                for cat in cats {
-                    member[category_slot(cat)] = true;
-                }
-                let mut run: Option<(u32, u32)> = None;
-                if min <= max {
-                    for c in min..=max {
-                        if member[category_slot(category_code(c))] {
-                            run = match run {
-                                Some((a, b)) if b + 1 == c => Some((a, c)),
-                                Some(done) => {
-                                    intervals.push(done);
-                                    Some((c, c))
-                                }
-                                None => Some((c, c)),
-                            };
-                        }
-                    }
-                }
-                if let Some(done) = run {
-                    intervals.push(done);
-                }
+                let version = spec.unicode_version.unwrap_or(UnicodeVersion::NEWEST);
+                intervals = category_intervals(cats, min, max, version);
             }
         }
         // A range wholly inside the surrogates asks for surrogates explicitly;
@@ -344,6 +310,12 @@ impl CharSet {
             .map(|k| self.offsets[k] + u64::from(c - self.intervals[k].0))
     }
 
+    /// How many members are below `c`: the natural index of the first
+    /// member at or above it (`len` if none is).
+    pub fn members_below(&self, c: u32) -> u64 {
+        self.index_above(c)
+    }
+
     /// Natural index of the first member >= c (len if none).
     fn index_above(&self, c: u32) -> u64 {
         let k = self.intervals.partition_point(|(_, b)| *b < c);
@@ -372,6 +344,23 @@ impl CharSet {
         } else {
             i
         }
+    }
+
+    /// The runs of shrink order that follow code point order (up or down),
+    /// in shrink order: `0`..`Z` upwards, the characters below `0`
+    /// downwards, the rest upwards (one run, downwards, when nothing is at
+    /// or above `0`). A property that compares code points changes at most
+    /// once along each run, but may change more often along the whole
+    /// order: `c > '0'` holds for `1`..`Z`, fails for `/` down to `\0`, and
+    /// holds again from `[` on.
+    pub fn shrink_runs(&self) -> Vec<std::ops::Range<u64>> {
+        let (zero, z) = (self.zero_index, self.upper_z_index);
+        let runs = if zero >= self.len {
+            [0..self.len, 0..0, 0..0]
+        } else {
+            [0..z - zero + 1, z - zero + 1..z + 1, z + 1..self.len]
+        };
+        runs.into_iter().filter(|run| !run.is_empty()).collect()
     }
 
     /// The member at position `s` of shrink order.
@@ -447,6 +436,54 @@ mod tests {
         }
     }
 
+    /// Each run of shrink order moves one way through the code points, and
+    /// together they cover it.
+    #[test]
+    fn shrink_runs_follow_code_point_order() {
+        let sets = [
+            spec(),
+            CharSetSpec {
+                codec: Some("ascii".into()),
+                ..spec()
+            },
+            CharSetSpec {
+                min_codepoint: Some(u32::from(b'a')),
+                max_codepoint: Some(u32::from(b'z')),
+                ..spec()
+            },
+            CharSetSpec {
+                max_codepoint: Some(u32::from(b'/')),
+                ..spec()
+            },
+            CharSetSpec {
+                include_characters: Some("FEDCBA".into()),
+                categories: Some(vec![]),
+                ..spec()
+            },
+        ];
+        for spec in sets {
+            let set = CharSet::from_spec(&spec).unwrap();
+            let runs = set.shrink_runs();
+            let mut next = 0;
+            for run in &runs {
+                assert_eq!(run.start, next, "{spec:?}");
+                next = run.end;
+                let points: Vec<u32> = run
+                    .clone()
+                    .take(500)
+                    .map(|s| set.char_at_shrink_index(s).unwrap())
+                    .collect();
+                let up = points.windows(2).all(|w| w[0] < w[1]);
+                let down = points.windows(2).all(|w| w[0] > w[1]);
+                assert!(up || down, "{spec:?}: {run:?}");
+            }
+            assert_eq!(next, set.len(), "{spec:?}");
+        }
+        let runs = CharSet::from_spec(&spec()).unwrap().shrink_runs();
+        let span = u64::from(b'Z' - b'0');
+        assert_eq!(runs[..2], [0..span + 1, span + 1..span + 49]);
+    }
+
     /// The shortcut for "every category but Cs" builds the set that walking
     /// the code points by category builds.
     #[test]
@@ -454,7 +491,7 @@ mod tests {
         let walked = |min: u32, max: u32| {
             let mut intervals = Vec::new();
             for c in min..=max {
-                if category_code(c) != "Cs" {
+                if crate::unicode::general_category(c) != "Cs" {
                     intervals.push((c, c));
                 }
             }

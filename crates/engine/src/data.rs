@@ -61,7 +61,11 @@ pub mod labels {
     pub const POOL_VARIABLE: u64 = 0x6765_6973_7406;
     /// A dict entry.
     pub const DICT_ENTRY: u64 = 0x6765_6973_7407;
+    /// An independent stream's marker and choices (see [`TestData::fork_stream`]).
+    pub const STREAM: u64 = 0x6765_6973_7408;
 }
+
+mod stream;
 
 /// Where the choices of a test case come from.
 enum Mode {
@@ -100,6 +104,10 @@ pub struct TestData {
     /// values, not running the test), as it measured them: the input of the
     /// `too_slow` health check. The engine itself keeps no clock.
     pub draw_seconds: f64,
+    /// Whether the run asks its caller to keep what this test case prints:
+    /// a failure report may be made of it (the replays that check and
+    /// confirm a failure; see [`crate::run`]'s nondeterministic handling).
+    pub stamped: bool,
     /// Recently drawn integers, reused now and then to provoke equal-value bugs.
     recent_integers: Vec<i128>,
 }
@@ -113,6 +121,13 @@ pub struct Buffers {
     open_spans: Vec<usize>,
     recent_integers: Vec<i128>,
 }
+
+/// The most spans a test case may have open at once; opening one more
+/// rejects it. A guard against runaway recursion (a recursive generator
+/// headed for a stack overflow, a loop that only opens spans), far above
+/// the depth real values reach: every combinator layer opens a span, so a
+/// recursive value nests several per level.
+pub const MAX_SPAN_DEPTH: usize = 1000;
 
 /// The largest number of choices one test case may make.
 pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
@@ -156,6 +171,7 @@ impl TestData {
             target_observations: Vec::new(),
             misaligned: false,
             draw_seconds: 0.0,
+            stamped: false,
             recent_integers: Vec::new(),
         }
     }
@@ -258,9 +274,14 @@ impl TestData {
         StopTest
     }
 
-    /// Opens a span.
+    /// Opens a span. A span nested [`MAX_SPAN_DEPTH`] deep rejects the
+    /// test case instead: spans that deep come from runaway recursion.
     pub fn start_span(&mut self, label: u64) {
         if self.status.is_some() {
+            return;
+        }
+        if self.open_spans.len() >= MAX_SPAN_DEPTH {
+            self.conclude(Status::Invalid, None);
             return;
         }
         let index = self.spans.len();
@@ -683,6 +704,19 @@ fn solve_continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_nested_too_deep_reject_the_test_case() {
+        let mut data = TestData::replaying(Vec::new(), 100);
+        for _ in 0..MAX_SPAN_DEPTH {
+            data.start_span(1);
+        }
+        assert!(data.is_active());
+        assert_eq!(data.draw_boolean(0.5), Ok(false));
+        data.start_span(1);
+        assert_eq!(data.status, Some(Status::Invalid));
+        assert_eq!(data.draw_boolean(0.5), Err(StopTest));
+    }
 
     /// hegel-core 0.10's test_data_too_large_detected: 500 strings of 50
     /// characters are 500 choices but 26,000 bytes serialized, past

@@ -174,14 +174,17 @@ pub enum Flakiness {
         difference: String,
     },
     /// A failure did not fail again when replayed.
-    Outcome,
+    Outcome {
+        /// The origin of the failure that did not reproduce.
+        origin: String,
+    },
 }
 
 impl fmt::Display for Flakiness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Flakiness::Generation { difference } => write!(f, "{FLAKY_GENERATION} ({difference})"),
-            Flakiness::Outcome => f.write_str(FLAKY_OUTCOME),
+            Flakiness::Outcome { .. } => f.write_str(FLAKY_OUTCOME),
         }
     }
 }

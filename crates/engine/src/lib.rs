@@ -18,6 +18,7 @@ pub mod database;
 pub mod generate;
 pub mod health;
 pub mod mutate;
+pub mod nondeterminism;
 pub mod pool;
 pub mod pull;
 pub mod random;
@@ -32,6 +33,8 @@ pub mod shrink;
 pub mod state_machine;
 pub mod target;
 pub mod tree;
+pub mod unicode;
 
 pub use health::{Flakiness, HealthCheck, HealthCheckFailure, StopReason};
+pub use nondeterminism::{Nondeterminism, Replays, Standing};
 pub use run::{DatabaseHandle, Failure, Phases, RunResult, RunSettings, run, run_with_database};

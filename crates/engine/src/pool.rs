@@ -32,15 +32,21 @@ use std::collections::BTreeSet;
 /// The id of one variable in a [`Pool`].
 pub type VariableId = i64;
 
-/// The variables of one pool in one test case.
+/// The variables of one pool in one test case. Every operation costs
+/// O(log n) in the variables added, so a test that adds a million variables
+/// (until its test case overruns) runs as fast as one that draws a million
+/// integers.
 #[derive(Clone, Debug, Default)]
 pub struct Pool {
     /// Every variable added, in order.
     variables: Vec<VariableId>,
     /// The ids handed out (the same as `variables`, for lookups).
     ids: BTreeSet<VariableId>,
-    /// The consumed ones.
-    consumed: BTreeSet<VariableId>,
+    /// The ids below the largest one handed out that are not handed out:
+    /// where a colliding draw's replacement comes from.
+    unused: BTreeSet<VariableId>,
+    /// The live (handed out, not consumed) ids.
+    live: BTreeSet<VariableId>,
 }
 
 /// Why a pool operation was refused.
@@ -69,15 +75,30 @@ impl Pool {
         data.stop_span(false);
         let drawn = drawn? as VariableId;
         let id = if self.ids.contains(&drawn) {
-            (0..)
-                .find(|i| !self.ids.contains(i))
-                .unwrap_or(top.saturating_add(1))
+            // The smallest unused id: a gap below the largest, or the next one.
+            match self.unused.pop_first() {
+                Some(gap) => gap,
+                None => self.ids.last().map_or(0, |m| m.saturating_add(1)),
+            }
         } else {
             drawn
         };
-        self.ids.insert(id);
-        self.variables.push(id);
+        self.hand_out(id);
         Ok(id)
+    }
+
+    /// Records `id` as handed out and live; the ids it skips over become
+    /// unused gaps (at most two: a fresh id is at most the largest plus two).
+    fn hand_out(&mut self, id: VariableId) {
+        let first_new = self.ids.last().map_or(0, |m| m.saturating_add(1));
+        if id >= first_new {
+            self.unused.extend(first_new..id);
+        } else {
+            self.unused.remove(&id);
+        }
+        self.ids.insert(id);
+        self.live.insert(id);
+        self.variables.push(id);
     }
 
     /// The live variables, oldest first.
@@ -85,37 +106,36 @@ impl Pool {
         self.variables
             .iter()
             .copied()
-            .filter(|v| !self.consumed.contains(v))
+            .filter(|v| self.live.contains(v))
             .collect()
     }
 
     /// Whether no variable is live.
     pub fn is_empty(&self) -> bool {
-        self.variables.len() == self.consumed.len()
+        self.live.is_empty()
     }
 
     /// Lets the engine choose a live variable; with `consume` it leaves the
     /// pool. An empty pool rejects the test case.
     pub fn draw(&mut self, data: &mut TestData, consume: bool) -> Result<VariableId, StopTest> {
-        let live = self.live();
-        let (Some(lo), Some(hi)) = (live.iter().min(), live.iter().max()) else {
+        let (Some(&lo), Some(&hi)) = (self.live.first(), self.live.last()) else {
             return Err(data.reject());
         };
         data.start_span(labels::POOL_VARIABLE);
-        let drawn = data.draw_integer(IntegerConstraints::bounded(
-            i128::from(*lo),
-            i128::from(*hi),
-        ));
+        let drawn = data.draw_integer(IntegerConstraints::bounded(i128::from(lo), i128::from(hi)));
         data.stop_span(false);
         let drawn = drawn? as VariableId;
-        // The recorded id, or the live variable nearest it.
-        let id = live
-            .iter()
-            .copied()
-            .min_by_key(|v| (v.abs_diff(drawn), *v))
-            .unwrap_or(drawn);
+        // The recorded id, or the live variable nearest it (the lower on a tie).
+        let below = self.live.range(..=drawn).next_back().copied();
+        let above = self.live.range(drawn..).next().copied();
+        let id = match (below, above) {
+            (Some(b), Some(a)) if a.abs_diff(drawn) < b.abs_diff(drawn) => a,
+            (Some(b), _) => b,
+            (None, Some(a)) => a,
+            (None, None) => drawn,
+        };
         if consume {
-            self.consumed.insert(id);
+            self.live.remove(&id);
         }
         Ok(id)
     }
@@ -123,15 +143,13 @@ impl Pool {
     /// Removes `variable` from the live ones (unknown ids are ignored: the
     /// protocol's `pool_consume` has no error for them).
     pub fn consume(&mut self, variable: VariableId) {
-        if self.ids.contains(&variable) {
-            self.consumed.insert(variable);
-        }
+        self.live.remove(&variable);
     }
 
     /// Puts back a variable that a consuming draw (or [`Pool::consume`])
     /// removed, in its original place among the live ones.
     pub fn restore(&mut self, variable: VariableId) -> Result<(), PoolError> {
-        if self.consumed.remove(&variable) {
+        if self.ids.contains(&variable) && self.live.insert(variable) {
             Ok(())
         } else {
             Err(PoolError::NotConsumed(variable))
@@ -193,6 +211,37 @@ mod tests {
         pool.restore(1).unwrap();
         assert_eq!(pool.live(), &[0, 1, 2]);
         assert_eq!(pool.restore(1), Err(PoolError::NotConsumed(1)));
+    }
+
+    #[test]
+    fn a_colliding_id_becomes_the_smallest_unused_one() {
+        use crate::choice::ChoiceValue::Integer;
+        // Drawn: 1, 1 (taken: the gap 0), 3, 0 (taken: the gap 2), 0 (taken,
+        // no gap left: the next id, 4).
+        let choices = [1, 1, 3, 0, 0].map(Integer).to_vec();
+        let mut data = TestData::replaying(choices, 100);
+        let mut pool = Pool::new();
+        let ids: Vec<_> = (0..5).map(|_| pool.add(&mut data).unwrap()).collect();
+        assert_eq!(ids, [1, 0, 3, 2, 4]);
+        assert!(!data.misaligned);
+    }
+
+    #[test]
+    fn colliding_additions_and_draws_stay_cheap() {
+        // The simplest choices collide on every addition. A linear search
+        // for the free id made this loop quadratic: a frontend adding until
+        // its test case overran (a million choices) did not finish in hours.
+        let n = 1 << 18;
+        let mut data = TestData::replaying(Vec::new(), 2 * n + 1);
+        let mut pool = Pool::new();
+        for expected in 0..n as VariableId {
+            assert_eq!(pool.add(&mut data), Ok(expected));
+        }
+        for expected in 0..n as VariableId {
+            assert_eq!(pool.draw(&mut data, true), Ok(expected));
+        }
+        assert!(pool.is_empty());
+        assert_eq!(pool.draw(&mut data, false), Err(StopTest));
     }
 
     #[test]

@@ -14,12 +14,17 @@
 use crate::data::TestData;
 use crate::database::ExampleDatabase;
 use crate::run::{DatabaseHandle, RunResult, RunSettings, run_with_database};
+#[cfg(not(miri))]
 use corosensei::stack::DefaultStack;
+#[cfg(not(miri))]
 use corosensei::{Coroutine, CoroutineResult};
 use std::fmt;
+#[cfg(miri)]
+use threaded::{Coroutine, CoroutineResult};
 
 /// Stack of the run loop. Pages are committed only as they are touched, so a
 /// generous size costs address space, not memory.
+#[cfg(not(miri))]
 const RUN_STACK_BYTES: usize = 8 << 20;
 
 /// An example database a pull-style run owns, with the key of its test.
@@ -74,7 +79,10 @@ pub enum PullError {
     Stack(String),
 }
 
+#[cfg(not(miri))]
 type RunCoroutine = Coroutine<Handback, TestData, RunResult, DefaultStack>;
+#[cfg(miri)]
+type RunCoroutine = Coroutine;
 
 /// A run whose test cases the caller pulls one at a time.
 pub struct PullRun {
@@ -99,9 +107,7 @@ impl PullRun {
         settings: RunSettings,
         database: Option<OwnedDatabase>,
     ) -> Result<PullRun, PullError> {
-        let stack =
-            DefaultStack::new(RUN_STACK_BYTES).map_err(|e| PullError::Stack(e.to_string()))?;
-        let coroutine = Coroutine::with_stack(stack, move |yielder, first: Handback| {
+        let body = move |suspend: &mut dyn FnMut(TestData) -> Handback, first: Handback| {
             if let Handback::Abort = first {
                 return RunResult {
                     stop: Some(crate::health::StopReason::Aborted),
@@ -111,7 +117,7 @@ impl PullRun {
             let mut test = |data: &mut TestData| -> bool {
                 let placeholder = TestData::replaying(Vec::new(), 0);
                 let out = std::mem::replace(data, placeholder);
-                match yielder.suspend(out) {
+                match suspend(out) {
                     Handback::Completed(back) => {
                         *data = *back;
                         true
@@ -124,7 +130,17 @@ impl PullRun {
                 key: owned.key.clone(),
             });
             run_with_database(&settings, handle, &mut test)
-        });
+        };
+        #[cfg(not(miri))]
+        let coroutine = {
+            let stack =
+                DefaultStack::new(RUN_STACK_BYTES).map_err(|e| PullError::Stack(e.to_string()))?;
+            Coroutine::with_stack(stack, move |yielder, first: Handback| {
+                body(&mut |data| yielder.suspend(data), first)
+            })
+        };
+        #[cfg(miri)]
+        let coroutine = Coroutine::new(body);
         Ok(PullRun {
             coroutine,
             outstanding: false,
@@ -191,6 +207,75 @@ impl PullRun {
                 self.outstanding = false;
                 self.finished = true;
                 Next::Finished(result)
+            }
+        }
+    }
+}
+
+/// Under Miri, which cannot switch stacks (corosensei's inline assembly), the
+/// run loop runs on a thread of its own instead, handing test cases over
+/// channels: the same loop, decision for decision, so `cargo miri test` can
+/// check the code that drives pull-style runs (the C ABI's among it).
+#[cfg(miri)]
+mod threaded {
+    use super::{Handback, RunResult, TestData};
+    use std::sync::mpsc::{Receiver, Sender, channel};
+
+    /// What the run thread sends its caller.
+    pub(super) enum CoroutineResult {
+        Yield(TestData),
+        Return(RunResult),
+    }
+
+    type Body = Box<dyn FnOnce(&mut dyn FnMut(TestData) -> Handback, Handback) -> RunResult + Send>;
+
+    /// A run loop on its own thread, resumed like a coroutine.
+    pub(super) struct Coroutine {
+        body: Option<Body>,
+        to_run: Option<Sender<Handback>>,
+        from_run: Option<Receiver<CoroutineResult>>,
+    }
+
+    impl Coroutine {
+        pub(super) fn new(
+            body: impl FnOnce(&mut dyn FnMut(TestData) -> Handback, Handback) -> RunResult
+            + Send
+            + 'static,
+        ) -> Coroutine {
+            Coroutine {
+                body: Some(Box::new(body)),
+                to_run: None,
+                from_run: None,
+            }
+        }
+
+        pub(super) fn started(&self) -> bool {
+            self.body.is_none()
+        }
+
+        pub(super) fn resume(&mut self, handback: Handback) -> CoroutineResult {
+            if let Some(body) = self.body.take() {
+                let (to_run, run_receives) = channel::<Handback>();
+                let (run_sends, from_run) = channel::<CoroutineResult>();
+                std::thread::spawn(move || {
+                    let mut suspend = |data: TestData| -> Handback {
+                        if run_sends.send(CoroutineResult::Yield(data)).is_err() {
+                            return Handback::Abort;
+                        }
+                        run_receives.recv().unwrap_or(Handback::Abort)
+                    };
+                    let result = body(&mut suspend, handback);
+                    let _ = run_sends.send(CoroutineResult::Return(result));
+                });
+                self.to_run = Some(to_run);
+                self.from_run = Some(from_run);
+            } else if let Some(to_run) = &self.to_run {
+                // A run thread that has ended answers below with its result.
+                let _ = to_run.send(handback);
+            }
+            match self.from_run.as_ref().map(Receiver::recv) {
+                Some(Ok(step)) => step,
+                _ => CoroutineResult::Return(RunResult::default()),
             }
         }
     }

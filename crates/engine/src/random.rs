@@ -4,6 +4,7 @@
 //! at equal values, or need sizes that vary over orders of magnitude. Each
 //! generator here mixes those in, always within the choice's constraints.
 
+use crate::charset::CharSet;
 use crate::choice::{ChoiceValue, Constraints, FloatConstraints, IntegerConstraints};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -484,7 +485,76 @@ pub fn bytes(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceVa
     ChoiceValue::Bytes(v)
 }
 
-/// Generates a string choice.
+/// How often a string draws its characters as Hypothesis does.
+const P_LATIN_STRING: f64 = 0.35;
+/// How often a string has no ASCII character.
+const P_BEYOND_ASCII_STRING: f64 = 0.1;
+
+/// Where a string's characters come from, chosen once per string: most
+/// strings are readable text, but code that assumes ASCII, or one byte per
+/// character, fails only on strings with none of it, which characters drawn
+/// one by one almost never give (ten in a row past ASCII, one string in
+/// 3,000).
+#[derive(Clone, Copy)]
+enum CharSource {
+    /// Mostly the first 96 of shrink order (digits, letters, punctuation,
+    /// whitespace); else the first 4,096; else anywhere.
+    Readable,
+    /// As Hypothesis draws them: the first 256 of shrink order (ASCII and
+    /// Latin-1) four times in five, else anywhere.
+    Latin,
+    /// Only code points past ASCII (from natural index `start` on): the
+    /// first 4,096 of them four times in five, else any.
+    BeyondAscii { start: u64 },
+}
+
+impl CharSource {
+    fn choose(source: &mut Source, alphabet: &CharSet) -> CharSource {
+        let roll = source.unit();
+        let start = alphabet.members_below(0x80);
+        if roll < P_BEYOND_ASCII_STRING && start < alphabet.len() {
+            CharSource::BeyondAscii { start }
+        } else if roll < P_BEYOND_ASCII_STRING + P_LATIN_STRING {
+            CharSource::Latin
+        } else {
+            CharSource::Readable
+        }
+    }
+
+    /// One character of `alphabet` (not empty).
+    fn draw(self, source: &mut Source, alphabet: &CharSet) -> Option<u32> {
+        let len = alphabet.len();
+        let roll = source.unit();
+        match self {
+            CharSource::BeyondAscii { start } => {
+                let beyond = len - start;
+                let n = if roll < 0.8 {
+                    beyond.min(0x1000)
+                } else {
+                    beyond
+                };
+                alphabet.char_at(start + source.below(n))
+            }
+            CharSource::Latin => {
+                let n = if roll < 0.8 { len.min(256) } else { len };
+                alphabet.char_at_shrink_index(source.below(n))
+            }
+            CharSource::Readable => {
+                let n = if roll < 0.55 {
+                    len.min(96)
+                } else if roll < 0.8 {
+                    len.min(0x1000)
+                } else {
+                    len
+                };
+                alphabet.char_at_shrink_index(source.below(n))
+            }
+        }
+    }
+}
+
+/// Generates a string choice: its length, where its characters come from
+/// (see [`CharSource`]), then each character.
 pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceValue {
     let Constraints::String { alphabet, size } = c else {
         return c.simplest();
@@ -493,21 +563,8 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
         return c.simplest();
     }
     let n = length(source, size.min_size, size.max_size);
-    let len = alphabet.len();
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let roll = source.unit();
-        let index = if roll < 0.55 {
-            source.below(len.min(96))
-        } else if roll < 0.8 {
-            source.below(len.min(0x1000))
-        } else {
-            source.below(len)
-        };
-        if let Some(ch) = alphabet.char_at_shrink_index(index) {
-            out.push(ch);
-        }
-    }
+    let from = CharSource::choose(source, alphabet);
+    let out = (0..n).filter_map(|_| from.draw(source, alphabet)).collect();
     ChoiceValue::String(out)
 }
 
@@ -642,6 +699,61 @@ mod tests {
         );
         assert!(all_values > 500, "{all_values} with every value");
         assert!(first.iter().all(|&n| (280..400).contains(&n)), "{first:?}");
+    }
+
+    /// Some strings have no ASCII at all, some are Latin-1 heavy, many are
+    /// mostly ASCII; every character is in the alphabet, whatever it holds.
+    #[test]
+    fn strings_choose_where_their_characters_come_from() {
+        use crate::charset::CharSetSpec;
+        use std::sync::Arc;
+        let strings = |spec: CharSetSpec, seed: u64| {
+            let alphabet = Arc::new(CharSet::from_spec(&spec).unwrap());
+            let c = Constraints::String {
+                alphabet: alphabet.clone(),
+                size: crate::choice::SizeConstraints {
+                    min_size: 5,
+                    max_size: 20,
+                },
+            };
+            let mut source = Source::from_seed(seed);
+            (0..2000)
+                .map(|_| match string(&mut source, &c, &[]) {
+                    ChoiceValue::String(points) => {
+                        assert!(points.iter().all(|p| alphabet.contains(*p)));
+                        assert!((5..=20).contains(&points.len()));
+                        points
+                    }
+                    other => panic!("{other:?}"),
+                })
+                .collect::<Vec<_>>()
+        };
+        let all = strings(CharSetSpec::default(), 5);
+        let share = |f: &dyn Fn(&Vec<u32>) -> bool| all.iter().filter(|s| f(s)).count();
+        let no_ascii = share(&|s| s.iter().all(|p| *p >= 0x80));
+        let mostly_ascii = share(&|s| 2 * s.iter().filter(|p| **p < 0x80).count() >= s.len());
+        let latin = share(&|s| s.iter().filter(|p| (0x80..0x100).contains(*p)).count() >= 3);
+        // 10% by choice (characters drawn one by one almost never give it).
+        assert!(
+            (150..=300).contains(&no_ascii),
+            "{no_ascii} of 2000 without ASCII"
+        );
+        assert!(
+            mostly_ascii >= 800,
+            "{mostly_ascii} of 2000 at least half ASCII"
+        );
+        assert!(latin >= 300, "{latin} of 2000 with 3+ Latin-1 characters");
+        // Alphabets with nothing past ASCII, or nothing in it, still work.
+        let ascii = CharSetSpec {
+            codec: Some("ascii".into()),
+            ..CharSetSpec::default()
+        };
+        assert!(strings(ascii, 6).iter().flatten().all(|p| *p < 0x80));
+        let high = CharSetSpec {
+            min_codepoint: Some(0x3000),
+            ..CharSetSpec::default()
+        };
+        assert!(strings(high, 7).iter().flatten().all(|p| *p >= 0x3000));
     }
 
     #[test]

@@ -6,6 +6,9 @@
 //! running the same choice sequence twice), stops at the first failure or when
 //! enough valid test cases have passed (or the space is exhausted), and
 //! shrinks each distinct failure.
+//!
+//! A test can prove nondeterministic; [`crate::nondeterminism`] says what the
+//! run then does.
 
 use crate::choice::{ChoiceValue, sequence_cmp};
 use crate::data::{Buffers, DEFAULT_MAX_CHOICES, Status, TestData};
@@ -13,6 +16,7 @@ use crate::database::{ExampleDatabase, KeyedDatabase};
 use crate::health::{
     Counts, Flakiness, HealthCheck, HealthCheckFailure, HealthMonitor, StopReason,
 };
+use crate::nondeterminism::{CONFIRM_REPLAYS, Nondeterminism, Replays, Standing};
 use crate::random::Source;
 use crate::shrink::{Example, PassStatistics, Replay, Shrinker};
 use crate::target::{Step, TargetBest};
@@ -55,6 +59,15 @@ pub struct RunSettings {
     pub phases: Phases,
     /// Whether distinct failures are all reported (else only the first).
     pub report_multiple_failures: bool,
+    /// Whether exploration ends at the first failure (else it uses the whole
+    /// budget, and replays every saved failure, whatever it finds).
+    pub stop_on_first_failure: bool,
+    /// What the run does when the test proves nondeterministic.
+    pub nondeterminism: Nondeterminism,
+    /// How often a failure found while exploring is replayed at once, before
+    /// anything else is spent on it: a replay that does not fail proves the
+    /// test nondeterministic early (0: only the replay before shrinking checks).
+    pub discovery_replays: u32,
     /// Health checks not to fail on.
     pub suppress_health_checks: Vec<HealthCheck>,
     /// Most choices a test case may make.
@@ -74,6 +87,9 @@ impl Default for RunSettings {
             seed: 0,
             phases: Phases::default(),
             report_multiple_failures: true,
+            stop_on_first_failure: true,
+            nondeterminism: Nondeterminism::Abort,
+            discovery_replays: 0,
             suppress_health_checks: Vec::new(),
             max_choices: DEFAULT_MAX_CHOICES,
             max_shrink_calls: 5_000,
@@ -89,6 +105,8 @@ pub struct Failure {
     pub choices: Vec<ChoiceValue>,
     /// Its origin.
     pub origin: String,
+    /// How far it can be trusted to fail again.
+    pub standing: Standing,
 }
 
 /// What a run found.
@@ -105,6 +123,9 @@ pub struct RunResult {
     /// Why the run stopped before it had an answer (a failed health check,
     /// a flaky test, an abort), if it did.
     pub stop: Option<StopReason>,
+    /// Under [`Nondeterminism::Handle`]: how the test first proved
+    /// nondeterministic, if it did.
+    pub nondeterminism: Option<Flakiness>,
     /// Test cases spent shrinking, each failure's replay before it is shrunk
     /// included.
     pub shrink_calls: u64,
@@ -218,30 +239,54 @@ struct Runner<'s, 't, 'd> {
     health: HealthMonitor,
     /// The last generated test case's vectors, for the next to reuse.
     buffers: Buffers,
+    /// Origins of failures found while exploring, not yet checked.
+    unchecked: Vec<String>,
+    /// The replays each failure has had, by origin.
+    replays: HashMap<String, Replays>,
 }
 
 /// The shrinker's way to run candidates: through the runner, so every test
 /// case counts, lands in the choice tree and records failures; candidates
 /// whose replay the tree already knows are not run again.
+///
+/// Under nondeterministic handling the tree is no guide, and a candidate runs
+/// up to `tries` times, until it fails with the origin being shrunk.
 struct RunnerReplay<'r, 's, 't, 'd> {
     runner: &'r mut Runner<'s, 't, 'd>,
     max_choices: usize,
+    origin: String,
+    tries: u32,
 }
 
 impl Replay for RunnerReplay<'_, '_, '_, '_> {
     fn replay(&mut self, choices: Vec<ChoiceValue>) -> TestData {
+        for _ in 1..self.tries {
+            let mut data = TestData::replaying(choices.clone(), self.max_choices);
+            self.runner.execute(&mut data);
+            if reproduces(&data, &self.origin) || self.runner.stopped() {
+                return data;
+            }
+        }
         let mut data = TestData::replaying(choices, self.max_choices);
         self.runner.execute(&mut data);
         data
     }
 
     fn known_length(&mut self, choices: &[ChoiceValue]) -> Option<usize> {
+        if self.runner.nondeterministic() {
+            return None;
+        }
         self.runner.tree.known_replay_length(choices)
     }
 
     fn runs_past(&mut self, choices: &[ChoiceValue]) -> bool {
-        self.runner.tree.replay_runs_past(choices)
+        !self.runner.nondeterministic() && self.runner.tree.replay_runs_past(choices)
     }
+}
+
+/// Whether a test case failed with `origin`.
+fn reproduces(data: &TestData, origin: &str) -> bool {
+    data.status == Some(Status::Interesting) && data.origin.as_deref() == Some(origin)
 }
 
 impl<'s, 't, 'd> Runner<'s, 't, 'd> {
@@ -276,11 +321,39 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 settings.too_slow_seconds,
             ),
             buffers: Buffers::default(),
+            unchecked: Vec::new(),
+            replays: HashMap::new(),
         }
     }
 
     fn stopped(&self) -> bool {
         self.result.stop.is_some()
+    }
+
+    /// Whether the run is under nondeterministic handling.
+    fn nondeterministic(&self) -> bool {
+        self.result.nondeterminism.is_some()
+    }
+
+    /// The test proved nondeterministic (`evidence` says how): the run stops
+    /// with a flaky-test error, or goes on under nondeterministic handling.
+    /// Returns whether it goes on.
+    fn nondeterminism_found(&mut self, evidence: Flakiness) -> bool {
+        match self.settings.nondeterminism {
+            Nondeterminism::Abort => {
+                self.result.stop = Some(StopReason::Flaky(evidence));
+                false
+            }
+            Nondeterminism::Handle => {
+                self.result.nondeterminism.get_or_insert(evidence);
+                true
+            }
+        }
+    }
+
+    /// Whether a failure found so far ends exploration.
+    fn failure_ends_exploration(&self) -> bool {
+        self.settings.stop_on_first_failure && !self.failures.is_empty()
     }
 
     /// Runs one test case and records everything it tells us.
@@ -318,11 +391,29 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             .filter(|span| span.discarded)
             .map(|span| span.end)
             .collect();
-        match self.tree.record(&data.nodes, ended, &kills) {
+        // Independent streams may race on state they share (a pool two
+        // threads draw from): what follows the first is not the test's to
+        // keep the same.
+        let streams_from = data
+            .spans
+            .iter()
+            .filter(|span| span.label == crate::data::labels::STREAM)
+            .map(|span| span.start)
+            .min()
+            .unwrap_or(usize::MAX);
+        match self
+            .tree
+            .record_streams(&data.nodes, ended, &kills, streams_from)
+        {
             Ok(new) => self.last_was_new = new,
             Err(difference) => {
-                self.result.stop = Some(StopReason::Flaky(Flakiness::Generation { difference }));
-                return;
+                if !self.nondeterminism_found(Flakiness::Generation { difference }) {
+                    return;
+                }
+                // What the tree knew no longer holds: it starts again from
+                // this test case.
+                self.tree = DataTree::default();
+                self.last_was_new = self.tree.record(&data.nodes, ended, &kills).unwrap_or(true);
             }
         }
         for (label, _) in &data.target_observations {
@@ -366,29 +457,116 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             self.first_bug_at = Some(self.result.test_cases);
         }
         self.last_bug_at = self.result.test_cases;
+        if previous.is_none() {
+            self.unchecked.push(example.origin.clone());
+        }
         self.failures.insert(example.origin.clone(), example);
+    }
+
+    /// Replays the failure of `origin`, stamped, until `enough` says so or
+    /// `most` replays have run; the replays count toward its record.
+    fn replay_failure(
+        &mut self,
+        origin: &str,
+        most: u32,
+        enough: impl Fn(&Replays) -> bool,
+    ) -> Replays {
+        let mut batch = Replays::default();
+        while batch.run < most && !enough(&batch) {
+            let Some(example) = self.failures.get(origin) else {
+                break;
+            };
+            let mut data = TestData::replaying(example.choices(), self.settings.max_choices);
+            data.stamped = true;
+            self.execute(&mut data);
+            if self.stopped() {
+                break;
+            }
+            batch.run += 1;
+            if reproduces(&data, origin) {
+                batch.failed += 1;
+            }
+        }
+        self.replays
+            .entry(origin.to_string())
+            .or_default()
+            .add(batch);
+        batch
+    }
+
+    /// A confirmation batch of replays of the failure of `origin`.
+    fn confirm(&mut self, origin: &str) {
+        self.replay_failure(origin, CONFIRM_REPLAYS, Replays::confirmation_is_over);
+    }
+
+    /// Checks each failure found since the last check: `discovery_replays`
+    /// replays, stopping at the first that does not fail with its origin
+    /// (which proves the test nondeterministic); under nondeterministic
+    /// handling, a confirmation batch.
+    fn check_discoveries(&mut self) {
+        while let Some(origin) = self.unchecked.pop() {
+            if self.stopped() {
+                return;
+            }
+            if !self.nondeterministic() {
+                let replays =
+                    self.replay_failure(&origin, self.settings.discovery_replays, |batch| {
+                        batch.failed < batch.run
+                    });
+                if self.stopped() {
+                    return;
+                }
+                if replays.failed == replays.run {
+                    continue;
+                }
+                let evidence = Flakiness::Outcome {
+                    origin: origin.clone(),
+                };
+                if !self.nondeterminism_found(evidence) {
+                    return;
+                }
+            }
+            self.confirm(&origin);
+        }
+    }
+
+    /// How far the failure of `origin` can be trusted to fail again.
+    fn standing(&self, origin: &str) -> Standing {
+        if !self.nondeterministic() {
+            return Standing::Deterministic;
+        }
+        let replays = self.replays.get(origin).copied().unwrap_or_default();
+        if replays.failed > 0 {
+            Standing::Confirmed(replays)
+        } else {
+            Standing::Unconfirmed(replays)
+        }
     }
 
     fn run(mut self, saved: Vec<Vec<ChoiceValue>>) -> RunResult {
         if self.settings.phases.reuse && self.reuse(saved) {
             return self.finish();
         }
-        if self.settings.phases.generate && self.failures.is_empty() && !self.stopped() {
+        // Failures replayed from the database are not checked: they failed
+        // in an earlier run already.
+        self.unchecked.clear();
+        if self.settings.phases.generate && !self.failure_ends_exploration() && !self.stopped() {
             self.generate();
         }
-        if self.settings.phases.target && self.failures.is_empty() && !self.stopped() {
+        if self.settings.phases.target && !self.failure_ends_exploration() && !self.stopped() {
             self.optimise_targets();
             self.optimised = true;
             // The rest of the budget goes to generation again.
             if self.settings.phases.generate
                 && !self.targets.is_empty()
                 && !self.exhausted
-                && self.failures.is_empty()
+                && !self.failure_ends_exploration()
                 && !self.stopped()
             {
                 self.generate();
             }
         }
+        self.check_discoveries();
         if self.settings.phases.shrink && !self.stopped() {
             self.shrink();
             self.shrunk = !self.stopped();
@@ -416,14 +594,14 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                         .database
                         .as_mut()
                         .is_some_and(|d| d.is_shrunk(&choices));
-                if !self.settings.report_multiple_failures {
+                if !self.settings.report_multiple_failures && self.settings.stop_on_first_failure {
                     break;
                 }
             } else if let Some(database) = &mut self.database {
                 database.delete(&choices);
             }
         }
-        found && all_exact
+        found && all_exact && self.settings.stop_on_first_failure
     }
 
     /// The run's test cases so far, as the health checks count them.
@@ -443,6 +621,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         }
         match self.first_bug_at {
             None => true,
+            Some(_) if !self.settings.stop_on_first_failure => true,
             Some(_) if !self.settings.report_multiple_failures => false,
             Some(first) => {
                 let calls = self.result.test_cases;
@@ -456,6 +635,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         if !self.ran_simplest {
             self.ran_simplest = true;
             let mut first = TestData::replaying(Vec::new(), self.settings.max_choices);
+            first.stamped = self.nondeterministic();
             self.execute(&mut first);
             self.simplest_length = first.nodes.len();
             // An aborted run is over: a health check must not replace its reason.
@@ -523,6 +703,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             // float bound then 0.0) is tried on purpose, not by chance.
             if small && !is_mutation && !prefix.is_empty() && !self.tree.replay_is_known(&prefix) {
                 let mut zero = TestData::replaying(prefix.clone(), max_choices);
+                zero.stamped = self.nondeterministic();
                 self.execute(&mut zero);
                 if self.stopped() {
                     break;
@@ -542,6 +723,9 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 }
             }
             let mut data = TestData::generating(prefix, source, max_choices);
+            // Under nondeterministic handling a failure may be reported
+            // unconfirmed, from the test case that found it.
+            data.stamped = self.nondeterministic();
             data.reuse_buffers(std::mem::take(&mut self.buffers));
             self.execute(&mut data);
             // Mutations come in chains, as Hypothesis' do: a generated test
@@ -637,59 +821,80 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let budget = self.settings.test_cases;
             let mut execute = |candidate: Vec<ChoiceValue>| -> Step {
                 if self.stopped()
-                    || !self.failures.is_empty()
+                    || self.failure_ends_exploration()
                     || self.result.valid_test_cases >= budget
                 {
                     return Step::Stop;
                 }
                 let mut data = TestData::replaying(candidate, self.settings.max_choices);
                 self.execute(&mut data);
-                if data.status == Some(Status::Interesting) {
+                if data.status == Some(Status::Interesting) && self.settings.stop_on_first_failure {
                     return Step::Stop;
                 }
                 Step::Ran(crate::target::score_of(&data, &label), data.nodes)
             };
             crate::target::climb(start, &mut execute);
-            if !self.failures.is_empty() || self.stopped() {
+            if self.failure_ends_exploration() || self.stopped() {
                 return;
             }
         }
     }
 
+    /// Shrinks each failure (only the smallest, unless every distinct
+    /// failure is reported), smallest first. A failure must reproduce before
+    /// it is worth shrinking: one replay checks it, or under nondeterministic
+    /// handling its confirmation, and an unconfirmed one is left as it is.
     fn shrink(&mut self) {
-        let mut pending: Vec<String> = self.failures.keys().cloned().collect();
-        pending.sort();
+        // Largest first: the smallest is popped first.
+        let mut by_size: Vec<&Example> = self.failures.values().collect();
+        by_size
+            .sort_by(|a, b| sequence_cmp(&b.nodes, &a.nodes).then_with(|| b.origin.cmp(&a.origin)));
+        let mut pending: Vec<String> = by_size.into_iter().map(|e| e.origin.clone()).collect();
         let mut done: HashSet<String> = HashSet::new();
         while let Some(origin) = pending.pop() {
             if self.stopped() {
                 break;
             }
-            if !done.insert(origin.clone()) {
+            if !done.insert(origin.clone()) || !self.failures.contains_key(&origin) {
                 continue;
             }
+            // The check counts as a shrink call (as Hypothesis counts its own
+            // in the shrink phase).
+            let before = self.result.test_cases;
+            if self.nondeterministic() {
+                if !self.replays.contains_key(&origin) {
+                    self.confirm(&origin);
+                }
+            } else if self.replay_failure(&origin, 1, |_| false).failed == 0 && !self.stopped() {
+                let evidence = Flakiness::Outcome {
+                    origin: origin.clone(),
+                };
+                if self.nondeterminism_found(evidence) {
+                    self.confirm(&origin);
+                }
+            }
+            let tries = match self.standing(&origin) {
+                _ if self.stopped() => {
+                    self.result.shrink_calls += self.result.test_cases - before;
+                    break;
+                }
+                Standing::Deterministic => 1,
+                Standing::Confirmed(replays) => replays.tries(),
+                Standing::Unconfirmed(_) => {
+                    self.result.shrink_calls += self.result.test_cases - before;
+                    continue;
+                }
+            };
             let Some(example) = self.failures.get(&origin).cloned() else {
                 continue;
             };
-            // A failure must reproduce before it is worth shrinking. This
-            // replay counts as a shrink call (as Hypothesis counts its own in
-            // the shrink phase).
-            let before = self.result.test_cases;
-            let mut check = TestData::replaying(example.choices(), self.settings.max_choices);
-            self.execute(&mut check);
-            let reproduced = check.status == Some(Status::Interesting)
-                && check.origin.as_deref() == Some(&origin);
-            if self.stopped() || !reproduced {
-                self.result.shrink_calls += self.result.test_cases - before;
-                if !self.stopped() {
-                    self.result.stop = Some(StopReason::Flaky(Flakiness::Outcome));
-                }
-                break;
-            }
             let max_choices = self.settings.max_choices;
             let max_calls = self.settings.max_shrink_calls;
             let mut replay = RunnerReplay {
                 runner: self,
                 max_choices,
+                origin: origin.clone(),
+                tries,
             };
             let mut shrinker = Shrinker::new(&mut replay, example, max_calls);
             shrinker.shrink();
@@ -700,15 +905,30 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             self.result.shrink_calls += self.result.test_cases - before;
             merge_statistics(&mut self.result.shrink_statistics, &statistics);
             self.record_failure(best);
-            if self.settings.report_multiple_failures {
-                pending.extend(others.into_iter().filter(|o| !done.contains(o)));
+            if !self.settings.report_multiple_failures {
+                break;
             }
+            pending.extend(others.into_iter().filter(|o| !done.contains(o)));
         }
     }
 
     fn finish(mut self) -> RunResult {
-        let mut found: Vec<Example> = self.failures.into_values().collect();
-        found.sort_by(|a, b| sequence_cmp(&a.nodes, &b.nodes));
+        let failures = std::mem::take(&mut self.failures);
+        let mut found: Vec<(Example, Standing)> = failures
+            .into_values()
+            .map(|e| {
+                let standing = self.standing(&e.origin);
+                (e, standing)
+            })
+            .collect();
+        found.sort_by(|(a, _), (b, _)| sequence_cmp(&a.nodes, &b.nodes));
+        // An unconfirmed failure is reported only when no other is.
+        if found
+            .iter()
+            .any(|(_, standing)| !matches!(standing, Standing::Unconfirmed(_)))
+        {
+            found.retain(|(_, standing)| !matches!(standing, Standing::Unconfirmed(_)));
+        }
         if !self.settings.report_multiple_failures {
             found.truncate(1);
         }
@@ -718,7 +938,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         if self.shrunk
             && let Some(database) = &mut self.database
         {
-            for example in &found {
+            for (example, _) in &found {
                 database.mark_shrunk(&example.choices());
             }
         }
@@ -729,9 +949,10 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         }
         self.result.failures = found
             .into_iter()
-            .map(|e| Failure {
+            .map(|(e, standing)| Failure {
                 choices: e.choices(),
                 origin: e.origin,
+                standing,
             })
             .collect();
         self.result

@@ -31,9 +31,10 @@
 //!   least a thousand while nothing succeeded), so a machine whose rules
 //!   always reject still ends.
 //! - Per pull ([`StateMachine::next_rule`]), whether the worker runs another
-//!   rule this round (one at concurrency 1; up to five otherwise) and which
-//!   of its enabled rules of the round's group, in proportion to the
-//!   weights.
+//!   rule this round (one at concurrency 1; up to five otherwise, the first
+//!   worker at least one in the first round, so that every test case runs a
+//!   rule) and which of its enabled rules of the round's group, in
+//!   proportion to the weights.
 //! - Per join point, whether a sampled invariant is checked
 //!   ([`StateMachine::should_check_invariant`]).
 //!
@@ -76,7 +77,7 @@ pub const DONE: i64 = i64::MIN;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum StateMachineError {
     /// A state machine needs at least one rule.
-    #[error("a state machine needs at least one rule")]
+    #[error("cannot run a state machine with no rules")]
     NoRules,
     /// The weights are not one per rule.
     #[error("{weights} weights for {rules} rules")]
@@ -90,7 +91,7 @@ pub enum StateMachineError {
     #[error("rule {0}'s group is {DONE}, the value that says the machine is done")]
     ReservedGroup(usize),
     /// A weight that is not finite and positive.
-    #[error("rule {rule} has weight {weight}; weights must be finite and positive")]
+    #[error("rule weights must be finite and positive, but rule {rule} has weight {weight}")]
     BadWeight {
         /// The rule.
         rule: usize,
@@ -106,7 +107,7 @@ pub enum StateMachineError {
         max: i64,
     },
     /// A step count below 1.
-    #[error("step_count must be at least 1, got {0}")]
+    #[error("state machine step count must be at least 1, got {0}")]
     BadStepCount(i64),
     /// A worker index outside `0..concurrency`.
     #[error("worker index must be in [0, {concurrency}), got {worker}")]
@@ -463,7 +464,16 @@ impl StateMachine {
             } else {
                 (MAX_ROUND_RULES - completed) as f64 / (MAX_ROUND_RULES - completed + 1) as f64
             };
-            if !data.draw_boolean(p)? {
+            // The first worker's first pull of the first round always runs
+            // a rule, so that every test case runs at least one, as it does
+            // at concurrency 1.
+            let first = self.rounds_started == 1 && w == 0 && state.drawn == 0;
+            let more = if first {
+                data.force_boolean(p, true)?
+            } else {
+                data.draw_boolean(p)?
+            };
+            if !more {
                 return Ok(Ok(None));
             }
         }
@@ -595,6 +605,7 @@ fn weighted_index(data: &mut TestData, weights: &[f64]) -> Result<usize, StopTes
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::choice::ChoiceValue;
     use crate::random::Source;
 
     fn rules(n: usize) -> NonZeroUsize {
@@ -815,6 +826,29 @@ mod tests {
         let simplest = StateMachine::with_spec(&mut data, spec(vec![0], (1, 4), 5)).unwrap();
         // Shrinking moves toward the fewest workers: the simplest failure.
         assert_eq!(simplest.concurrency(), 1);
+    }
+
+    #[test]
+    fn every_test_case_runs_a_rule_at_any_concurrency() {
+        // The simplest choices after a prefix that picks three workers: no
+        // worker would pull a rule of its own accord.
+        let mut data = TestData::replaying(vec![ChoiceValue::Boolean(true)], 1000);
+        let mut machine = StateMachine::with_spec(&mut data, spec(vec![0, 0], (1, 3), 5)).unwrap();
+        assert_eq!(machine.concurrency(), 3);
+        let mut rules = 0;
+        while machine.next_group(&mut data).unwrap().is_some() {
+            for worker in 0..3 {
+                while machine
+                    .next_rule(&mut data, worker)
+                    .unwrap()
+                    .unwrap()
+                    .is_some()
+                {
+                    rules += 1;
+                }
+            }
+        }
+        assert_eq!(rules, 1);
     }
 
     #[test]

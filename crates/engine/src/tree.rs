@@ -333,9 +333,25 @@ impl DataTree {
         ended: bool,
         kills: &[usize],
     ) -> Result<bool, String> {
+        self.record_streams(nodes, ended, kills, usize::MAX)
+    }
+
+    /// [`DataTree::record`] for a test case whose choices from position
+    /// `streams_from` on may come from independent streams
+    /// ([`TestData::fork_stream`](crate::TestData::fork_stream)) that
+    /// shared state between threads: a different kind of choice there is
+    /// the threads' race, not the test's generation going astray, and ends
+    /// what the tree learns from the test case instead of failing the run.
+    pub fn record_streams(
+        &mut self,
+        nodes: &[ChoiceNode],
+        ended: bool,
+        kills: &[usize],
+        streams_from: usize,
+    ) -> Result<bool, String> {
         let mut path = std::mem::take(&mut self.path);
         path.clear();
-        let outcome = self.record_along(nodes, ended, kills, &mut path);
+        let outcome = self.record_along(nodes, ended, kills, streams_from, &mut path);
         self.path = path;
         outcome
     }
@@ -345,6 +361,7 @@ impl DataTree {
         nodes: &[ChoiceNode],
         ended: bool,
         kills: &[usize],
+        streams_from: usize,
         path: &mut Vec<NodeId>,
     ) -> Result<bool, String> {
         let mut at: NodeId = 0;
@@ -363,6 +380,10 @@ impl DataTree {
                 (other, _) => other,
             };
             match self.constraints_of(at) {
+                Some(previous) if !same_kind(previous, &node.constraints) && i >= streams_from => {
+                    self.node_mut(at).forcing = Forcing::Mixed;
+                    return Ok(true);
+                }
                 Some(previous) if !same_kind(previous, &node.constraints) => {
                     return Err(format!(
                         "choice {} asked for {} where an earlier test case with the same earlier choices asked for {}",
@@ -662,6 +683,21 @@ mod tests {
         assert!(error.contains("choice 1"), "{error}");
         let error = tree.record(&[int(0, 5), int(3, 9)], true, &[]).unwrap_err();
         assert!(error.contains("choice 2"), "{error}");
+    }
+
+    #[test]
+    fn drift_inside_streams_ends_the_record_instead_of_failing() {
+        let mut tree = DataTree::default();
+        tree.record(&[int(0, 5), int(0, 1)], true, &[]).unwrap();
+        assert!(tree.record(&[int(0, 5), int(3, 9)], true, &[]).is_err());
+        assert!(
+            tree.record_streams(&[int(0, 5), int(3, 9)], true, &[], 1)
+                .unwrap()
+        );
+        // The node where the streams raced is known to be unpredictable.
+        assert!(!tree.replay_is_known(&[i(5), i(1)]));
+        // Before the first stream, drift is still the test's.
+        assert!(tree.record_streams(&[int(1, 5)], true, &[], 1).is_err());
     }
 
     fn i(v: i128) -> ChoiceValue {

@@ -435,3 +435,133 @@ mod equal_strings {
         );
     }
 }
+
+/// A nondeterministic test under each [`Nondeterminism`]: aborted as flaky,
+/// or handled (failures confirmed by replay and reported with their
+/// standing). And `stop_on_first_failure`.
+mod nondeterminism {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::{Flakiness, Nondeterminism, Replays, Standing};
+
+    fn handled(seed: u128) -> RunSettings {
+        RunSettings {
+            seed,
+            nondeterminism: Nondeterminism::Handle,
+            discovery_replays: 4,
+            ..RunSettings::default()
+        }
+    }
+
+    #[test]
+    fn tries_grow_as_the_observed_failure_rate_falls() {
+        let tries = |failed, run| Replays { failed, run }.tries();
+        assert_eq!(tries(20, 20), 1);
+        assert_eq!(tries(4, 4), 2);
+        assert_eq!(tries(4, 8), 4);
+        assert_eq!(tries(1, 20), 8);
+        assert_eq!(tries(0, 10), 8);
+    }
+
+    /// Draws an integer whose lower bound grows with every test case.
+    fn drifting(calls: &mut i128, data: &mut TestData) -> bool {
+        *calls += 1;
+        let _ = data.draw_integer(IntegerConstraints::bounded(*calls, 1 << 40));
+        true
+    }
+
+    #[test]
+    fn drifting_generation_is_flaky_or_handled() {
+        let mut calls = 0;
+        let aborted = run(&RunSettings::default(), &[], &mut |data| {
+            drifting(&mut calls, data)
+        });
+        assert!(matches!(
+            aborted.flakiness(),
+            Some(Flakiness::Generation { .. })
+        ));
+        let mut calls = 0;
+        let result = run(&handled(1), &[], &mut |data| drifting(&mut calls, data));
+        assert!(result.passed(), "{:?}", result.stop);
+        assert!(matches!(
+            result.nondeterminism,
+            Some(Flakiness::Generation { .. })
+        ));
+        assert_eq!(result.valid_test_cases, 100);
+    }
+
+    #[test]
+    fn a_failure_that_fails_every_third_run_is_confirmed_and_shrunk() {
+        let mut coin = 0;
+        let result = run(&handled(2), &[], &mut |data| {
+            let Ok(x) = data.draw_integer(IntegerConstraints::bounded(0, 1000)) else {
+                return true;
+            };
+            if x >= 10 {
+                coin += 1;
+                if coin % 3 == 1 {
+                    data.conclude(Status::Interesting, Some("large".into()));
+                }
+            }
+            true
+        });
+        assert!(result.nondeterminism.is_some());
+        assert_eq!(result.failures.len(), 1);
+        assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(10)]);
+        let Standing::Confirmed(replays) = result.failures[0].standing else {
+            panic!("{:?}", result.failures[0].standing);
+        };
+        assert!(
+            replays.failed > 0 && replays.failed < replays.run,
+            "{replays:?}"
+        );
+    }
+
+    #[test]
+    fn an_unconfirmed_failure_gives_way_to_a_confirmed_one() {
+        let mut calls = 0;
+        let result = run(&handled(3), &[], &mut |data| {
+            let _ = data.draw_integer(IntegerConstraints::bounded(0, 10));
+            calls += 1;
+            let origin = if calls == 1 { "once" } else { "always" };
+            data.conclude(Status::Interesting, Some(origin.into()));
+            true
+        });
+        assert_eq!(result.failures.len(), 1);
+        assert_eq!(result.failures[0].origin, "always");
+        assert_eq!(
+            result.failures[0].standing,
+            Standing::Confirmed(Replays { failed: 4, run: 4 })
+        );
+    }
+
+    #[test]
+    fn without_stop_on_first_failure_the_budget_runs_out() {
+        for stop_on_first_failure in [true, false] {
+            let settings = RunSettings {
+                seed: 4,
+                test_cases: 50,
+                stop_on_first_failure,
+                report_multiple_failures: false,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                let Ok(x) = data.draw_integer(IntegerConstraints::bounded(0, 255)) else {
+                    return true;
+                };
+                if x % 2 == 1 {
+                    data.conclude(Status::Interesting, Some("odd".into()));
+                }
+                true
+            });
+            assert_eq!(result.failures.len(), 1);
+            assert_eq!(result.failures[0].choices, vec![ChoiceValue::Integer(1)]);
+            assert_eq!(
+                result.valid_test_cases >= 50,
+                !stop_on_first_failure,
+                "{} valid test cases",
+                result.valid_test_cases
+            );
+        }
+    }
+}

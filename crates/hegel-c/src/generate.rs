@@ -234,6 +234,56 @@ pub extern "C" fn hegel_generate_integer_big(
     })
 }
 
+/// The inclusive range `hegel_generate_float` draws from, as its
+/// documentation reads the arguments: an exclusive bound steps to the next
+/// float of the width inward (an excluded infinity to the largest finite
+/// float), then without `allow_infinity` an infinite end is the largest
+/// finite float of that sign. A range with no float in it is refused.
+fn float_range(
+    width: u8,
+    min_value: f64,
+    max_value: f64,
+    allow_infinity: bool,
+    exclude_min: bool,
+    exclude_max: bool,
+) -> AbiResult<(f64, f64)> {
+    use geist_engine::choice::{max_at_width, next_down_at_width, next_up_at_width};
+    let mut lo = min_value;
+    let mut hi = max_value;
+    if exclude_min {
+        if lo == f64::INFINITY {
+            return Err(AbiError::arg(
+                "InvalidArgument: an exclusive min_value of +infinity leaves no float",
+            ));
+        }
+        lo = next_up_at_width(lo, width);
+    }
+    if exclude_max {
+        if hi == f64::NEG_INFINITY {
+            return Err(AbiError::arg(
+                "InvalidArgument: an exclusive max_value of -infinity leaves no float",
+            ));
+        }
+        hi = next_down_at_width(hi, width);
+    }
+    if !allow_infinity {
+        if lo == f64::INFINITY || hi == f64::NEG_INFINITY {
+            return Err(AbiError::arg(format!(
+                "InvalidArgument: allow_infinity=false leaves no float in [{lo}, {hi}]"
+            )));
+        }
+        lo = lo.max(-max_at_width(width));
+        hi = hi.min(max_at_width(width));
+    }
+    if hi < lo || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()) {
+        return Err(AbiError::arg(format!(
+            "InvalidArgument: there are no {width}-bit floats in [{min_value}, {max_value}] \
+             (exclude_min={exclude_min}, exclude_max={exclude_max})"
+        )));
+    }
+    Ok((lo, hi))
+}
+
 /// Draws a float.
 #[unsafe(no_mangle)]
 pub extern "C" fn hegel_generate_float(
@@ -274,28 +324,28 @@ pub extern "C" fn hegel_generate_float(
                 }
             }
         }
+        let (lo, hi) = float_range(
+            width as u8,
+            min_value,
+            max_value,
+            allow_infinity,
+            exclude_min,
+            exclude_max,
+        )?;
         let mut map = vec![
             (Value::text("type"), Value::text("float")),
             (Value::text("width"), Value::Integer(i128::from(width))),
         ];
-        if min_value.is_finite() {
-            map.push((Value::text("min_value"), Value::Float(min_value)));
-            map.push((Value::text("exclude_min"), Value::Bool(exclude_min)));
-        } else if min_value == f64::INFINITY {
-            return Err(AbiError::arg("min_value is +infinity"));
+        // An infinite end goes as no bound, with infinities allowed.
+        if lo != f64::NEG_INFINITY {
+            map.push((Value::text("min_value"), Value::Float(lo)));
         }
-        if max_value.is_finite() {
-            map.push((Value::text("max_value"), Value::Float(max_value)));
-            map.push((Value::text("exclude_max"), Value::Bool(exclude_max)));
-        } else if max_value == f64::NEG_INFINITY {
-            return Err(AbiError::arg("max_value is -infinity"));
+        if hi != f64::INFINITY {
+            map.push((Value::text("max_value"), Value::Float(hi)));
         }
-        let unbounded = !min_value.is_finite() || !max_value.is_finite();
-        map.push((
-            Value::text("allow_infinity"),
-            Value::Bool(allow_infinity && unbounded),
-        ));
-        let nan_permitted = allow_nan && !min_value.is_finite() && !max_value.is_finite();
+        let unbounded = !lo.is_finite() || !hi.is_finite();
+        map.push((Value::text("allow_infinity"), Value::Bool(unbounded)));
+        let nan_permitted = allow_nan && lo == f64::NEG_INFINITY && hi == f64::INFINITY;
         map.push((Value::text("allow_nan"), Value::Bool(nan_permitted)));
         let schema = Schema::parse(&Value::Map(map)).map_err(|e| AbiError::arg(e.to_string()))?;
         let Schema::Float(constraints) = schema else {
@@ -578,7 +628,7 @@ pub extern "C" fn hegel_generate_uuid(
         require(out_bytes, "out_bytes")?;
         if has_version && version > 15 {
             return Err(AbiError::arg(format!(
-                "version must be in 0..=15, got {version}"
+                "version must be a hex nibble (0..=15), got {version}"
             )));
         }
         let (high, low) = tc.draw(|data| Ok((draw_u64(data)?, draw_u64(data)?)))?;

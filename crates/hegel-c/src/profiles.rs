@@ -19,6 +19,7 @@
 //! is an error naming the file and line.
 
 use crate::settings::{KEYS, Settings};
+use geist_engine::unicode::UnicodeVersion;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -52,7 +53,7 @@ pub struct ConfigFile {
 struct Registry {
     registered: Vec<(String, Settings)>,
     default_override: Option<String>,
-    unicode_version: Option<String>,
+    unicode_version: Option<UnicodeVersion>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
@@ -100,7 +101,7 @@ fn valid_name(name: &str) -> bool {
 /// Registers a snapshot of `settings` as profile `name`.
 pub fn register(name: &str, mut settings: Settings) -> Result<(), String> {
     if name == BASE || name == DEFAULT {
-        return Err(format!("the profile name {name:?} is reserved"));
+        return Err(format!("cannot register reserved profile name {name:?}"));
     }
     if !valid_name(name) {
         return Err(format!(
@@ -130,37 +131,22 @@ pub fn set_default(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The Unicode versions whose tables string generators can follow.
-const UNICODE_VERSIONS: [&str; 4] = ["14.0.0", "15.0.0", "15.1.0", "16.0.0"];
-
-/// Sets the Unicode version string generators follow ("" for the newest).
+/// Sets the Unicode version string generators follow ("" for the newest):
+/// the engine's tables for the newest version not above it.
 pub fn set_unicode_version(version: &str) -> Result<(), String> {
-    if version.is_empty() {
-        registry().unicode_version = None;
-        return Ok(());
-    }
-    let parts: Vec<&str> = version.split('.').collect();
-    if parts.is_empty()
-        || parts.len() > 3
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return Err(format!(
-            "{version:?} is not a Unicode version number such as \"15.1.0\""
-        ));
-    }
-    let major: u32 = parts[0]
-        .parse()
-        .map_err(|_| format!("{version:?} is out of range"))?;
-    if major < 14 {
-        return Err(format!(
-            "no Unicode tables for version {version}: versions from 14.0.0 on are supported ({})",
-            UNICODE_VERSIONS.join(", ")
-        ));
-    }
-    registry().unicode_version = Some(version.to_string());
+    let tables = if version.is_empty() {
+        None
+    } else {
+        Some(UnicodeVersion::parse(version).map_err(|e| e.to_string())?)
+    };
+    registry().unicode_version = tables;
     Ok(())
+}
+
+/// The Unicode version string generators built now follow (`None`: the
+/// engine's newest).
+pub fn unicode_version() -> Option<UnicodeVersion> {
+    registry().unicode_version
 }
 
 fn environment(name: &str) -> Option<String> {
@@ -314,7 +300,7 @@ impl<'a> Resolver<'a> {
             for (key, value) in &delta.assignments {
                 settings
                     .set(key, value)
-                    .map_err(|e| format!("settings profile: {e}"))?;
+                    .map_err(|e| format!("settings profile: {}", e.for_key(key)))?;
             }
         }
         Ok(settings)
@@ -514,7 +500,7 @@ fn delta_of(
         };
         Settings::base()
             .set(key, &text_value)
-            .map_err(|e| at(line, format!("profiles.{profile}: {e}")))?;
+            .map_err(|e| at(line, format!("profiles.{profile}: {}", e.for_key(key))))?;
         delta.assignments.push((key.clone(), text_value));
     }
     Ok(delta)

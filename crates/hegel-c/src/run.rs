@@ -19,7 +19,9 @@ use geist_engine::choice::ChoiceValue;
 use geist_engine::health::FLAKY_OUTCOME;
 use geist_engine::pull::{Next, OwnedDatabase, PullRun};
 use geist_engine::run::Phases;
-use geist_engine::{HealthCheck, RunSettings, Status, TestData};
+use geist_engine::{
+    Flakiness, HealthCheck, Nondeterminism, RunSettings, Standing, Status, TestData,
+};
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -36,6 +38,10 @@ pub enum hegel_failure_t {}
 const MAX_CHOICES: usize = 1 << 20;
 /// The replays a deterministic blob gets before it is declared not to fail.
 const BLOB_REPLAYS: u32 = 4;
+/// The replays a failure found while exploring gets at once: a deterministic
+/// failure pays exactly these, and a nondeterministic one that fails at rate
+/// `p` escapes all of them with chance `(1 - p)^4`.
+const DISCOVERY_REPLAYS: u32 = 4;
 /// The `too_slow` budget: seconds the test cases before the tenth valid one
 /// may take, as libhegel allows them (its frontends, hegeltest among them,
 /// were written against it). The ABI times a test case from hand-out to
@@ -195,14 +201,23 @@ pub fn encode_blob(choices: &[ChoiceValue]) -> String {
         .encode(geist_engine::database::encode_choices(choices))
 }
 
-/// The choices of a reproduce blob.
+/// The choices of a reproduce blob. A blob that does not decode is refused
+/// with the reason, and with the likely cause: a blob is only guaranteed to
+/// replay in the version of Hegel (here: of geist) that made it.
 pub fn decode_blob(blob: &str) -> AbiResult<Vec<ChoiceValue>> {
     use base64::Engine;
+    let undecodable = |reason: String| {
+        AbiError::arg(format!(
+            "the supplied failure blob could not be decoded ({reason}). It may be corrupt, \
+             or come from another version of Hegel or another engine: a blob only replays in \
+             the version that printed it"
+        ))
+    };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(blob.trim())
-        .map_err(|e| AbiError::arg(format!("the reproduce blob is not base64: {e}")))?;
+        .map_err(|e| undecodable(format!("not base64: {e}")))?;
     geist_engine::database::decode_choices(&bytes)
-        .map_err(|e| AbiError::arg(format!("the reproduce blob is not a geist blob: {e}")))
+        .map_err(|e| undecodable(format!("not a geist blob: {e}")))
 }
 
 /// The random seed of a run without a fixed one.
@@ -251,6 +266,12 @@ fn engine_settings(settings: &Settings) -> RunSettings {
             shrink: settings.phases & PHASE_SHRINK != 0,
         },
         report_multiple_failures: settings.report_multiple_failures,
+        stop_on_first_failure: settings.stop_on_first_failure,
+        nondeterminism: match settings.strictness {
+            hegel_nondeterminism_strictness_t::HEGEL_NONDETERMINISM_ERROR => Nondeterminism::Abort,
+            _ => Nondeterminism::Handle,
+        },
+        discovery_replays: DISCOVERY_REPLAYS,
         suppress_health_checks,
         max_choices: if unbounded {
             usize::MAX >> 2
@@ -290,6 +311,65 @@ fn database_of(settings: &Settings, output: &Output) -> Option<OwnedDatabase> {
 struct PendingFailure {
     choices: Vec<ChoiceValue>,
     origin: String,
+    standing: Standing,
+    /// Replays for the report left before it is declared not to reproduce.
+    tries_left: u32,
+}
+
+impl PendingFailure {
+    fn new(failure: geist_engine::Failure) -> PendingFailure {
+        let tries_left = match failure.standing {
+            Standing::Confirmed(replays) => replays.tries(),
+            Standing::Deterministic | Standing::Unconfirmed(_) => 1,
+        };
+        PendingFailure {
+            choices: failure.choices,
+            origin: failure.origin,
+            standing: failure.standing,
+            tries_left,
+        }
+    }
+
+    /// The failure as reported, after its report-time replays: its caveat
+    /// quotes the replays nondeterministic handling gave it, and a failure
+    /// that did not fail again since it was found has no blob to replay.
+    fn report(self, reproduced: bool) -> FailureRecord {
+        let dry = if reproduced {
+            ""
+        } else {
+            "; not reproduced at report time"
+        };
+        let caveat = match self.standing {
+            Standing::Deterministic if reproduced => None,
+            Standing::Deterministic => Some(format!("nondeterministic failure{dry}")),
+            Standing::Confirmed(replays) if reproduced && replays.failed == replays.run => None,
+            Standing::Confirmed(replays) => Some(format!(
+                "nondeterministic failure, confirmed: failed {} of {} replays{dry}",
+                replays.failed, replays.run
+            )),
+            Standing::Unconfirmed(replays) => Some(format!(
+                "unconfirmed failure: failed {} of {} replays{}",
+                replays.failed,
+                replays.run,
+                if reproduced {
+                    ", but again at report time"
+                } else {
+                    dry
+                }
+            )),
+        };
+        let replayable = reproduced || matches!(self.standing, Standing::Confirmed(_));
+        FailureRecord {
+            origin: LentText::new(self.origin.as_str()),
+            blob: replayable.then(|| LentText::new(encode_blob(&self.choices))),
+            caveat: caveat.map(LentText::new),
+        }
+    }
+}
+
+/// A flaky-test error's message: the failure that did not reproduce, named.
+fn flaky_failure_message(origin: &str) -> String {
+    format!("Flaky test detected: {FLAKY_OUTCOME} The failure that did not reproduce was: {origin}")
 }
 
 /// What the run does next.
@@ -438,7 +518,8 @@ impl RunState {
                             if self.output.verbosity == hegel_verbosity_t::HEGEL_VERBOSITY_VERBOSE {
                                 self.output.emit("Running test case");
                             }
-                            return self.hand_out(data, false);
+                            let stamped = data.stamped;
+                            return self.hand_out(data, stamped);
                         }
                         Next::Finished(result) => {
                             if self.output.verbose() {
@@ -453,29 +534,33 @@ impl RunState {
                     current,
                     mut confirmed,
                 } => {
-                    if let Some(failure) = current {
+                    if let Some(mut failure) = current {
                         let reproduced = completed.take().is_some_and(|c| {
                             c.data.status == Some(Status::Interesting)
                                 && c.data.origin.as_deref() == Some(failure.origin.as_str())
                         });
-                        if !reproduced {
-                            let message = format!(
-                                "{FLAKY_OUTCOME} (the failure at {} did not happen again when its \
-                                 shrunk example was replayed)",
-                                failure.origin
-                            );
+                        failure.tries_left = failure.tries_left.saturating_sub(1);
+                        if !reproduced && failure.tries_left > 0 {
+                            let data =
+                                TestData::replaying(failure.choices.clone(), self.max_choices);
+                            self.stage = Stage::Reporting {
+                                pending,
+                                current: Some(failure),
+                                confirmed,
+                            };
+                            return self.hand_out(data, true);
+                        }
+                        let strict = self.settings.strictness
+                            == hegel_nondeterminism_strictness_t::HEGEL_NONDETERMINISM_ERROR;
+                        if !reproduced && strict {
                             self.stage = Stage::Done(Arc::new(Outcome::error(
                                 hegel_run_error_kind_t::HEGEL_RUN_ERROR_FLAKY,
                                 0,
-                                message,
+                                flaky_failure_message(&failure.origin),
                             )));
                             continue;
                         }
-                        confirmed.push(FailureRecord {
-                            origin: LentText::new(failure.origin.as_str()),
-                            blob: Some(LentText::new(encode_blob(&failure.choices))),
-                            caveat: None,
-                        });
+                        confirmed.push(failure.report(reproduced));
                     }
                     match pending.pop_front() {
                         Some(next) => {
@@ -569,13 +654,26 @@ impl RunState {
             )));
         }
         if let Some(flakiness) = result.flakiness() {
-            let message = flakiness.to_string();
-            let kind = if result.failures.is_empty() {
-                hegel_run_error_kind_t::HEGEL_RUN_ERROR_NONDETERMINISTIC
-            } else {
-                hegel_run_error_kind_t::HEGEL_RUN_ERROR_FLAKY
+            let (kind, message) = match flakiness {
+                Flakiness::Generation { .. } => (
+                    hegel_run_error_kind_t::HEGEL_RUN_ERROR_NONDETERMINISTIC,
+                    flakiness.to_string(),
+                ),
+                Flakiness::Outcome { origin } => (
+                    hegel_run_error_kind_t::HEGEL_RUN_ERROR_FLAKY,
+                    flaky_failure_message(origin),
+                ),
             };
             return Stage::Done(Arc::new(Outcome::error(kind, 0, message)));
+        }
+        if result.nondeterminism.is_some()
+            && self.settings.strictness
+                == hegel_nondeterminism_strictness_t::HEGEL_NONDETERMINISM_WARN
+        {
+            self.output.emit(
+                "The test is nondeterministic: the same choices did not always lead to the same \
+                 draws or outcome. Failures are confirmed by replaying them.",
+            );
         }
         if result.failures.is_empty() {
             if result.valid_test_cases == 0
@@ -597,10 +695,7 @@ impl RunState {
         let mut failures: Vec<PendingFailure> = result
             .failures
             .into_iter()
-            .map(|f| PendingFailure {
-                choices: f.choices,
-                origin: f.origin,
-            })
+            .map(PendingFailure::new)
             .collect();
         if !self.settings.report_multiple_failures {
             failures.truncate(1);

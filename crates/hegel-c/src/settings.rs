@@ -154,12 +154,161 @@ fn parse_unsigned(value: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-fn parse_names(value: &str, names: &[(&str, u32)]) -> Result<u32, String> {
+/// What a setting's text value must be, for the message refusing one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vocabulary {
+    /// `test_cases`.
+    PositiveInteger,
+    /// `seed`.
+    IntegerOrNone,
+    /// The boolean settings.
+    Boolean,
+    /// One of a few words (`verbosity`, `backend`, ...).
+    Words(&'static [&'static str]),
+    /// `database`: a path, `disabled` or `default`.
+    Database,
+}
+
+/// Why [`Settings::set`] refused a value. The words depend on where the value
+/// came from, so the error is rendered by its reader: under the setting's key
+/// (`` `seed` expects an integer or "none", got "x" ``; the text setter and
+/// `hegel.toml`) or under an environment variable (`HEGEL_SEED must be an
+/// integer or "none", got "x"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SettingError {
+    /// No setting has this key.
+    UnknownKey,
+    /// The value is outside the setting's vocabulary.
+    Expected {
+        /// What the setting takes.
+        vocabulary: Vocabulary,
+        /// The value given.
+        got: String,
+    },
+    /// A list names something that is not one of its names.
+    UnknownName {
+        /// The name given.
+        name: String,
+        /// The names the list takes, for the message.
+        known: &'static str,
+    },
+    /// A word that stands for a whole list (`all`, `none`) came with others.
+    NotAlone(&'static str),
+    /// The database setting does not parse.
+    Database {
+        /// The value given.
+        got: String,
+        /// Why it does not.
+        reason: String,
+    },
+}
+
+/// `a, b or c`.
+fn alternatives(words: &[&str]) -> String {
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => (*last).to_string(),
+        None => String::new(),
+    }
+}
+
+impl SettingError {
+    /// The message for a value given under the setting's key: by
+    /// `hegel_settings_set_from_string` or in a `hegel.toml` profile.
+    pub fn for_key(&self, key: &str) -> String {
+        match self {
+            SettingError::UnknownKey => {
+                format!(
+                    "unknown setting {key:?}; the settings are {}",
+                    KEYS.join(", ")
+                )
+            }
+            SettingError::Expected { vocabulary, got } => {
+                let expected = match vocabulary {
+                    Vocabulary::PositiveInteger => "a positive integer".to_string(),
+                    Vocabulary::IntegerOrNone => "an integer or \"none\"".to_string(),
+                    Vocabulary::Boolean => "one of true|false|1|0|yes|no".to_string(),
+                    Vocabulary::Words(words) => format!("one of {}", words.join("|")),
+                    Vocabulary::Database => "a path, \"disabled\" or \"default\"".to_string(),
+                };
+                format!("`{key}` expects {expected}, got {got:?}")
+            }
+            SettingError::UnknownName { name, known } => {
+                format!("`{key}` does not recognise {name:?}. Known names: {known}")
+            }
+            SettingError::NotAlone(word) => {
+                format!("{word:?} must be the only element of `{key}`")
+            }
+            SettingError::Database { got, reason } => format!("`{key}` {got:?}: {reason}"),
+        }
+    }
+
+    /// The message for a value given by the environment variable `variable`.
+    pub fn for_variable(&self, variable: &str) -> String {
+        match self {
+            SettingError::UnknownKey => format!("{variable} names no setting"),
+            SettingError::Expected { vocabulary, got } => {
+                let expected = match vocabulary {
+                    Vocabulary::PositiveInteger => "a positive integer".to_string(),
+                    Vocabulary::IntegerOrNone => "an integer or \"none\"".to_string(),
+                    Vocabulary::Boolean => alternatives(&["true", "1", "yes", "false", "0", "no"]),
+                    Vocabulary::Words(words) => alternatives(words),
+                    Vocabulary::Database => "a path or \"disabled\"".to_string(),
+                };
+                format!("{variable} must be {expected}, got {got:?}")
+            }
+            SettingError::UnknownName { name, known } => {
+                format!("{variable} does not recognise {name:?}. Known names: {known}")
+            }
+            SettingError::NotAlone(word) => {
+                format!("{word:?} must be the only element of {variable}")
+            }
+            SettingError::Database { got, reason } => format!("{variable} {got:?}: {reason}"),
+        }
+    }
+}
+
+/// The names `phases` takes, for messages.
+const PHASES_KNOWN: &str = "explicit, reuse, generate, target, shrink, none";
+/// The names `suppress_health_check` takes, for messages.
+const HEALTH_CHECKS_KNOWN: &str =
+    "all, filter_too_much, too_slow, test_cases_too_large, large_initial_test_case";
+
+/// A comma-separated list of `names` (whitespace around each ignored, the
+/// empty string for none), or `whole` alone for every bit in `all`, or
+/// `none` alone for no bits.
+fn parse_names(
+    value: &str,
+    names: &[(&str, u32)],
+    whole: Option<(&'static str, u32)>,
+    known: &'static str,
+) -> Result<u32, SettingError> {
+    let items: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
     let mut bits = 0;
-    for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        match names.iter().find(|(n, _)| *n == name) {
+    for &item in &items {
+        let alone = match whole {
+            Some((word, all)) if item == word => Some((word, all)),
+            _ if item == "none" => Some(("none", 0)),
+            _ => None,
+        };
+        if let Some((word, value)) = alone {
+            if items.len() > 1 {
+                return Err(SettingError::NotAlone(word));
+            }
+            return Ok(value);
+        }
+        match names.iter().find(|(n, _)| *n == item) {
             Some((_, bit)) => bits |= bit,
-            None => return Err(name.to_string()),
+            None => {
+                return Err(SettingError::UnknownName {
+                    name: item.to_string(),
+                    known,
+                });
+            }
         }
     }
     Ok(bits)
@@ -224,7 +373,7 @@ impl Settings {
             strictness: hegel_nondeterminism_strictness_t::HEGEL_NONDETERMINISM_QUIET,
             seed: None,
             derandomize: false,
-            report_multiple_failures: true,
+            report_multiple_failures: false,
             stop_on_first_failure: true,
             show_statistics: false,
             unbounded_choices: false,
@@ -240,25 +389,30 @@ impl Settings {
     }
 
     /// Sets `key` from its text form (`hegel.toml`'s vocabulary); on error
-    /// nothing changes and the message names the key and what it accepts.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let bool_value = || {
-            parse_bool(value)
-                .ok_or_else(|| format!("{key} must be true, 1, yes, false, 0 or no, got {value:?}"))
+    /// nothing changes.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), SettingError> {
+        let expected = |vocabulary| SettingError::Expected {
+            vocabulary,
+            got: value.to_string(),
+        };
+        let bool_value = || parse_bool(value).ok_or_else(|| expected(Vocabulary::Boolean));
+        let word = |words: &'static [&'static str]| {
+            words
+                .iter()
+                .position(|w| *w == value)
+                .ok_or_else(|| expected(Vocabulary::Words(words)))
         };
         match key {
             "test_cases" => {
-                self.test_cases = parse_unsigned(value).filter(|n| *n > 0).ok_or_else(|| {
-                    format!("test_cases must be a positive integer, got {value:?}")
-                })?;
+                self.test_cases = parse_unsigned(value)
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| expected(Vocabulary::PositiveInteger))?;
             }
             "seed" => {
                 self.seed = if value == "none" {
                     None
                 } else {
-                    Some(parse_unsigned(value).ok_or_else(|| {
-                        format!("seed must be an integer or 'none', got {value:?}")
-                    })?)
+                    Some(parse_unsigned(value).ok_or_else(|| expected(Vocabulary::IntegerOrNone))?)
                 };
             }
             "derandomize" => self.derandomize = bool_value()?,
@@ -271,12 +425,14 @@ impl Settings {
                 self.database = match value {
                     "disabled" => Database::Disabled,
                     "default" => Database::Default,
-                    "" => {
-                        return Err("database must be a path, disabled or default, got \"\"".into());
-                    }
+                    "" => return Err(expected(Vocabulary::Database)),
                     setting => {
-                        geist_database::DatabaseSetting::parse(setting)
-                            .map_err(|e| format!("database {setting:?}: {e}"))?;
+                        geist_database::DatabaseSetting::parse(setting).map_err(|e| {
+                            SettingError::Database {
+                                got: setting.to_string(),
+                                reason: e.to_string(),
+                            }
+                        })?;
                         Database::Path(setting.to_string())
                     }
                 }
@@ -284,69 +440,37 @@ impl Settings {
             "database_key" => self.database_key = Some(value.to_string()),
             "verbosity" => {
                 use hegel_verbosity_t::*;
-                self.verbosity = match value {
-                    "quiet" => HEGEL_VERBOSITY_QUIET,
-                    "normal" => HEGEL_VERBOSITY_NORMAL,
-                    "verbose" => HEGEL_VERBOSITY_VERBOSE,
-                    "debug" => HEGEL_VERBOSITY_DEBUG,
-                    _ => {
-                        return Err(format!(
-                            "verbosity must be quiet, normal, verbose or debug, got {value:?}"
-                        ));
-                    }
-                }
+                self.verbosity = [
+                    HEGEL_VERBOSITY_QUIET,
+                    HEGEL_VERBOSITY_NORMAL,
+                    HEGEL_VERBOSITY_VERBOSE,
+                    HEGEL_VERBOSITY_DEBUG,
+                ][word(&["quiet", "normal", "verbose", "debug"])?];
             }
             "nondeterminism_strictness" => {
                 use hegel_nondeterminism_strictness_t::*;
-                self.strictness = match value {
-                    "quiet" => HEGEL_NONDETERMINISM_QUIET,
-                    "warn" => HEGEL_NONDETERMINISM_WARN,
-                    "error" => HEGEL_NONDETERMINISM_ERROR,
-                    _ => {
-                        return Err(format!(
-                            "nondeterminism_strictness must be quiet, warn or error, got {value:?}"
-                        ));
-                    }
-                }
+                self.strictness = [
+                    HEGEL_NONDETERMINISM_QUIET,
+                    HEGEL_NONDETERMINISM_WARN,
+                    HEGEL_NONDETERMINISM_ERROR,
+                ][word(&["quiet", "warn", "error"])?];
             }
             "backend" => {
-                self.backend = match value {
-                    "default" => hegel_backend_t::HEGEL_BACKEND_DEFAULT,
-                    "urandom" => hegel_backend_t::HEGEL_BACKEND_URANDOM,
-                    _ => return Err(format!("backend must be default or urandom, got {value:?}")),
-                }
+                self.backend = [
+                    hegel_backend_t::HEGEL_BACKEND_DEFAULT,
+                    hegel_backend_t::HEGEL_BACKEND_URANDOM,
+                ][word(&["default", "urandom"])?];
             }
-            "phases" => {
-                self.phases = if value.trim() == "none" {
-                    0
-                } else {
-                    parse_names(value, &PHASE_NAMES).map_err(|bad| {
-                        format!(
-                            "phases must be a comma-separated list of explicit, reuse, generate, \
-                             target, shrink; {bad:?} is not a phase"
-                        )
-                    })?
-                }
-            }
+            "phases" => self.phases = parse_names(value, &PHASE_NAMES, None, PHASES_KNOWN)?,
             "suppress_health_check" => {
-                self.suppressed = match value.trim() {
-                    "all" => HC_ALL,
-                    "none" => 0,
-                    _ => parse_names(value, &HEALTH_CHECK_NAMES).map_err(|bad| {
-                        format!(
-                            "suppress_health_check must be all, none or a comma-separated list \
-                             of filter_too_much, too_slow, test_cases_too_large, \
-                             large_initial_test_case; {bad:?} is not a health check"
-                        )
-                    })?,
-                }
+                self.suppressed = parse_names(
+                    value,
+                    &HEALTH_CHECK_NAMES,
+                    Some(("all", HC_ALL)),
+                    HEALTH_CHECKS_KNOWN,
+                )?;
             }
-            _ => {
-                return Err(format!(
-                    "unknown setting {key:?}; the settings are {}",
-                    KEYS.join(", ")
-                ));
-            }
+            _ => return Err(SettingError::UnknownKey),
         }
         Ok(())
     }
@@ -367,7 +491,7 @@ impl Settings {
                 _ => value,
             };
             self.set(key, &value)
-                .map_err(|message| format!("{variable}: {message}"))?;
+                .map_err(|error| error.for_variable(variable))?;
         }
         Ok(())
     }
@@ -730,7 +854,9 @@ pub extern "C" fn hegel_settings_set_from_string(
         let (key, value) = unsafe { (text::text(key, "key")?, text::text(value, "value")?) };
         update(s, |st| {
             let mut changed = st.clone();
-            changed.set(key, value).map_err(AbiError::InvalidArg)?;
+            changed
+                .set(key, value)
+                .map_err(|error| AbiError::InvalidArg(error.for_key(key)))?;
             *st = changed;
             Ok(())
         })
@@ -949,9 +1075,18 @@ mod tests {
         let error = s
             .set("suppress_health_check", "too_slow,bogus")
             .unwrap_err();
-        assert!(error.contains("bogus"), "{error}");
+        assert_eq!(
+            error.for_key("suppress_health_check"),
+            "`suppress_health_check` does not recognise \"bogus\". Known names: all, \
+             filter_too_much, too_slow, test_cases_too_large, large_initial_test_case"
+        );
         assert_eq!(s, before);
-        assert!(s.set("nope", "1").unwrap_err().contains("unknown setting"));
+        assert!(
+            s.set("nope", "1")
+                .unwrap_err()
+                .for_key("nope")
+                .starts_with("unknown setting")
+        );
         s.set("database", "disabled").expect("disabled");
         assert_eq!(s.database, Database::Disabled);
     }

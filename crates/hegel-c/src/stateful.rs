@@ -171,10 +171,10 @@ pub extern "C" fn hegel_new_state_machine(
             return Err(refused(StateMachineError::NoRules));
         }
         // SAFETY: `num_rules` and `num_invariants` views, by the caller's contract.
-        unsafe {
-            text::text_array(rule_names, num_rules, "rule_names")?;
+        let names = unsafe {
             text::text_array(invariant_names, num_invariants, "invariant_names")?;
-        }
+            text::text_array(rule_names, num_rules, "rule_names")?
+        };
         if rule_groups.is_null() {
             return Err(AbiError::arg("rule_groups is NULL"));
         }
@@ -197,7 +197,15 @@ pub extern "C" fn hegel_new_state_machine(
             (min_concurrency, max_concurrency),
             step_count,
         )
-        .map_err(refused)?;
+        .map_err(|e| match e {
+            // The caller knows its rules by name.
+            StateMachineError::BadWeight { rule, weight } => AbiError::arg(format!(
+                "rule weights must be finite and positive, but rule {rule} ({}) has weight \
+                 {weight}",
+                names[rule]
+            )),
+            e => refused(e),
+        })?;
         let machine = tc.draw(|data| Ok(state_machine::StateMachine::with_spec(data, spec)?))?;
         let concurrency = i64::try_from(machine.concurrency()).unwrap_or(i64::MAX);
         let handle = handles::insert(Arc::new(StateMachine {

@@ -11,6 +11,7 @@ use crate::handles::{self, handled};
 use crate::test_case::{hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::generate::{Schema, generate};
+use geist_engine::unicode::UnicodeVersion;
 use geist_engine::value::Value;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -66,6 +67,8 @@ struct TextArgs<'a> {
     excluded: &'a [&'a str],
     include: &'a str,
     exclude: &'a str,
+    /// The Unicode version categories follow (`None`: the newest).
+    unicode_version: Option<UnicodeVersion>,
 }
 
 /// The same arguments, owned.
@@ -80,6 +83,7 @@ struct OwnedTextArgs {
     excluded: Vec<String>,
     include: String,
     exclude: String,
+    unicode_version: Option<UnicodeVersion>,
 }
 
 impl TextArgs<'_> {
@@ -95,6 +99,7 @@ impl TextArgs<'_> {
             excluded: strings(self.excluded),
             include: self.include.to_string(),
             exclude: self.exclude.to_string(),
+            unicode_version: self.unicode_version,
         }
     }
 
@@ -115,6 +120,7 @@ impl TextArgs<'_> {
             && same(self.excluded, &owned.excluded)
             && self.include == owned.include
             && self.exclude == owned.exclude
+            && self.unicode_version == owned.unicode_version
     }
 }
 
@@ -140,6 +146,82 @@ pub fn alphabet_of(alphabet: *const hegel_string_generator_t) -> AbiResult<Optio
         .clone()
         .map(Some)
         .ok_or_else(|| AbiError::arg("the alphabet must be a text generator"))
+}
+
+/// Why a text generator over an empty alphabet is refused (unless it may
+/// only draw the empty string). "InvalidArgument" is the name frontends
+/// give a usage error, as Hypothesis does.
+const NO_CHARACTERS: &str = "InvalidArgument: No valid characters: the codec, code point range, \
+     categories and include/exclude characters leave none, so only the empty string could be drawn";
+
+/// The categories every character but the surrogates falls in: what `C`
+/// (the other categories) means in a string, which cannot hold a surrogate.
+const OTHER_CATEGORIES_BUT_SURROGATES: [&str; 4] = ["Cc", "Cf", "Co", "Cn"];
+
+/// The engine's character options (a string schema's, usable as an
+/// alphabet) for the arguments of `hegel_string_generator_text`, as its
+/// documentation reads them: the code point range is intersected with the
+/// codec's, an empty intersection (or bounds given the wrong way round)
+/// leaving only `include_characters`; surrogates are always removed,
+/// whatever the categories say.
+fn character_options(args: &TextArgs<'_>) -> AbiResult<Vec<(Value, Value)>> {
+    let mut options = Vec::new();
+    let codec_max = match args.codec {
+        None | Some("utf-8") => geist_engine::charset::MAX_CODEPOINT,
+        Some("ascii") => 0x7f,
+        Some("latin-1" | "iso-8859-1") => 0xff,
+        Some(other) => {
+            return Err(AbiError::arg(format!(
+                "invalid codec: {other:?} (expected ascii, latin-1, iso-8859-1 or utf-8)"
+            )));
+        }
+    };
+    let max_codepoint = args.max_codepoint.min(codec_max);
+    if args.min_codepoint > max_codepoint {
+        // No code point is in range: the alphabet is the included
+        // characters, less the excluded ones.
+        options.push((key("categories"), Value::Array(Vec::new())));
+    } else {
+        options.push((
+            key("min_codepoint"),
+            Value::Integer(i128::from(args.min_codepoint)),
+        ));
+        options.push((
+            key("max_codepoint"),
+            Value::Integer(i128::from(max_codepoint)),
+        ));
+        match args.categories {
+            Some(categories) => {
+                let mut kept = Vec::new();
+                for category in categories {
+                    match *category {
+                        "Cs" => {}
+                        "C" => kept.extend(OTHER_CATEGORIES_BUT_SURROGATES.map(Value::text)),
+                        other => kept.push(Value::text(other)),
+                    }
+                }
+                options.push((key("categories"), Value::Array(kept)));
+            }
+            None => {
+                let mut excluded: Vec<Value> =
+                    args.excluded.iter().map(|c| Value::text(c)).collect();
+                if !args.excluded.contains(&"Cs") {
+                    excluded.push(Value::text("Cs"));
+                }
+                options.push((key("exclude_categories"), Value::Array(excluded)));
+            }
+        }
+    }
+    if !args.include.is_empty() {
+        options.push((key("include_characters"), Value::text(args.include)));
+    }
+    if !args.exclude.is_empty() {
+        options.push((key("exclude_characters"), Value::text(args.exclude)));
+    }
+    if let Some(version) = args.unicode_version {
+        options.push((key("unicode_version"), Value::text(&version.to_string())));
+    }
+    Ok(options)
 }
 
 /// A text generator.
@@ -189,6 +271,7 @@ pub extern "C" fn hegel_string_generator_text(
             excluded: &excluded,
             include,
             exclude,
+            unicode_version: crate::profiles::unicode_version(),
         };
         // The same arguments as this thread's last call (hegeltest's text()
         // makes its generator anew in every test case): the same generator,
@@ -215,48 +298,7 @@ pub extern "C" fn hegel_string_generator_text(
                 "max_size {max} is below min_size {min_size}"
             )));
         }
-        let mut options = Vec::new();
-        if let Some(codec) = codec {
-            let codec = match codec {
-                "latin-1" | "iso-8859-1" => "latin-1",
-                "ascii" | "utf-8" => codec,
-                other => {
-                    return Err(AbiError::arg(format!(
-                        "codec must be ascii, latin-1, iso-8859-1 or utf-8, got {other:?}"
-                    )));
-                }
-            };
-            options.push((key("codec"), Value::text(codec)));
-        }
-        if max_codepoint < min_codepoint {
-            return Err(AbiError::arg(format!(
-                "max_codepoint {max_codepoint} is below min_codepoint {min_codepoint}"
-            )));
-        }
-        options.push((
-            key("min_codepoint"),
-            Value::Integer(i128::from(min_codepoint.min(0x10ffff))),
-        ));
-        options.push((
-            key("max_codepoint"),
-            Value::Integer(i128::from(max_codepoint.min(0x10ffff))),
-        ));
-        if let Some(categories) = categories {
-            options.push((
-                key("categories"),
-                Value::Array(categories.iter().map(|c| Value::text(c)).collect()),
-            ));
-        }
-        let mut excluded: Vec<Value> = excluded.iter().map(|c| Value::text(c)).collect();
-        // Strings are UTF-8: surrogates are never drawn.
-        excluded.push(Value::text("Cs"));
-        options.push((key("exclude_categories"), Value::Array(excluded)));
-        if !include.is_empty() {
-            options.push((key("include_characters"), Value::text(include)));
-        }
-        if !exclude.is_empty() {
-            options.push((key("exclude_characters"), Value::text(exclude)));
-        }
+        let options = character_options(&args)?;
         let alphabet = Value::Map(options.clone());
         let cache_key = (min_size, max, alphabet.clone());
         let cached = TEXT_GENERATORS
@@ -273,9 +315,7 @@ pub extern "C" fn hegel_string_generator_text(
         let charset = geist_engine::generate::schema::parse_charset(&alphabet)
             .map_err(|e| AbiError::arg(e.to_string()))?;
         if charset.is_empty() && max != Some(0) {
-            return Err(AbiError::arg(
-                "no characters satisfy the character options, so only the empty string could be drawn",
-            ));
+            return Err(AbiError::arg(NO_CHARACTERS));
         }
         let mut map = vec![
             (key("type"), Value::text("string")),
@@ -315,8 +355,20 @@ pub extern "C" fn hegel_string_generator_regex(
             (key("pattern"), Value::text(pattern)),
             (key("fullmatch"), Value::Bool(fullmatch)),
         ];
-        if let Some(alphabet) = alphabet_of(alphabet)? {
-            map.push((key("alphabet"), alphabet));
+        match alphabet_of(alphabet)? {
+            Some(alphabet) => map.push((key("alphabet"), alphabet)),
+            // Without an alphabet, the text around a match is printable
+            // ASCII: outside ASCII, the frontend's own regex dialect may
+            // disagree with Python's on what a word character is (Rust's
+            // `\w` has the combining marks Python's lacks), so a `\b` the
+            // pattern asks for would not hold in the frontend's eyes.
+            None => map.push((
+                key("padding_alphabet"),
+                Value::Map(vec![
+                    (key("min_codepoint"), Value::Integer(0x20)),
+                    (key("max_codepoint"), Value::Integer(0x7e)),
+                ]),
+            )),
         }
         hand_out(build(map, None)?, out_generator)
     })
@@ -361,9 +413,15 @@ pub extern "C" fn hegel_string_generator_domain(
 ) -> hegel_result_t {
     guard(ctx, || {
         require(out_generator, "out_generator")?;
-        if !(4..=255).contains(&max_length) {
+        if max_length < 4 {
             return Err(AbiError::arg(format!(
-                "max_length must be in 4..=255, got {max_length}"
+                "max_length {max_length} leaves no eligible TLDs: the shortest domain \
+                 (a one-character label, a dot and a two-letter TLD) has 4 characters"
+            )));
+        }
+        if max_length > 255 {
+            return Err(AbiError::arg(format!(
+                "max_length {max_length} is above the RFC 1035 limit of 255"
             )));
         }
         let map = vec![

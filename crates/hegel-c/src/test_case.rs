@@ -3,10 +3,16 @@
 //! document, and its completion.
 //!
 //! A family owns the engine's [`TestData`] while the caller runs the test
-//! case. Every draw goes through [`TestCaseHandle::draw`], which refuses a
-//! handle another thread is using (`HEGEL_E_CONCURRENT_USE`) and a test case
-//! already completed. `hegel_mark_complete` concludes the data and hands it
-//! back to the run (see [`crate::run`]) through the family's [`Handback`].
+//! case: one per stream, the root's and one per clone
+//! (`hegel_test_case_clone`), each forked from its source's at the point of
+//! the clone ([`TestData::fork_stream`]), so that what a thread draws through
+//! its clone depends on its own calls only, never on how the threads
+//! interleaved. Every draw goes through [`TestCaseHandle::draw`], which
+//! refuses a handle another thread is using (`HEGEL_E_CONCURRENT_USE`) and a
+//! test case already completed; the first stream the engine ends (an overrun,
+//! a rejection) ends them all. `hegel_mark_complete` joins the streams back
+//! into one choice sequence, concludes it and hands it back to the run (see
+//! [`crate::run`]) through the family's [`Handback`].
 
 use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
@@ -65,11 +71,45 @@ pub struct Bookkeeping {
 }
 
 struct FamilyState {
-    data: TestData,
-    book: Bookkeeping,
+    /// The root stream first, then each clone's in the order they were made.
+    streams: Vec<Stream>,
+    /// The first status the engine concluded a stream with: every stream
+    /// ends with it, and it overrides the caller's verdict.
+    concluded: Option<Status>,
     observations: Observations,
     /// Target labels already recorded (each at most once per test case).
     target_labels: Vec<String>,
+}
+
+/// One stream of a test case: its data and where it was forked.
+struct Stream {
+    data: TestData,
+    book: Bookkeeping,
+    /// The stream it was forked from and the position of the fork there
+    /// (`None` for the root).
+    fork: Option<(usize, usize)>,
+}
+
+impl FamilyState {
+    /// Joins every stream back into the root's data, innermost and latest
+    /// first (a stream is always made after the one it was forked from),
+    /// and returns it.
+    fn join_streams(&mut self) -> TestData {
+        while self.streams.len() > 1 {
+            let Some(stream) = self.streams.pop() else {
+                break;
+            };
+            if let Some((source, at)) = stream.fork
+                && let Some(source) = self.streams.get_mut(source)
+            {
+                source.data.join_stream(at, stream.data);
+            }
+        }
+        match self.streams.pop() {
+            Some(root) => root.data,
+            None => TestData::replaying(Vec::new(), 0),
+        }
+    }
 }
 
 impl Family {
@@ -77,8 +117,12 @@ impl Family {
     pub fn new(data: TestData, handback: Option<Handback>, capture: bool) -> Arc<Family> {
         Arc::new(Family {
             state: Mutex::new(FamilyState {
-                data,
-                book: Bookkeeping::default(),
+                streams: vec![Stream {
+                    data,
+                    book: Bookkeeping::default(),
+                    fork: None,
+                }],
+                concluded: None,
                 observations: Observations::default(),
                 target_labels: Vec::new(),
             }),
@@ -100,14 +144,20 @@ impl Family {
         self.completed.load(Ordering::Acquire)
     }
 
-    /// Concludes the test case (first caller wins) and hands it back.
+    /// Concludes the test case (first caller wins) and hands it back. A
+    /// status the engine concluded a stream with wins over `status`: a
+    /// failure reported after the engine ended the test case (a worker
+    /// panicking once another's draw overran) is not the test's.
     pub fn complete(&self, status: Status, origin: Option<String>) {
         let mut state = self.lock();
         if self.completed.swap(true, Ordering::AcqRel) {
             return;
         }
-        state.data.conclude(status, origin);
-        let data = std::mem::replace(&mut state.data, TestData::replaying(Vec::new(), 0));
+        let mut data = state.join_streams();
+        match state.concluded {
+            Some(engine) => data.conclude(engine, None),
+            None => data.conclude(status, origin),
+        }
         let observations = std::mem::take(&mut state.observations);
         drop(state);
         if let Some(handback) = &self.handback {
@@ -134,8 +184,8 @@ pub struct TestCaseHandle {
     /// The worker its lines are attributed to (-1 for none); shared with
     /// printers fetched from the handle.
     pub worker: Arc<AtomicI64>,
-    /// Which choice stream of the family it draws from (blocks share
-    /// their source's, clones get their own).
+    /// Which choice stream of the family it draws from, by index in the
+    /// family (blocks share their source's, clones get their own).
     pub stream: u64,
     busy: AtomicBool,
     completed_here: AtomicBool,
@@ -185,6 +235,19 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut TestData, &mut Bookkeeping) -> AbiResult<T>,
     ) -> AbiResult<T> {
+        self.on_stream(|state, stream| {
+            let Stream { data, book, .. } = &mut state.streams[stream];
+            f(data, book)
+        })
+    }
+
+    /// Runs `f` on the family's state and this handle's stream index, with
+    /// the checks of [`TestCaseHandle::draw`]: a stream the engine ended
+    /// ends the others, and a rejection is a failed assumption.
+    fn on_stream<T>(
+        &self,
+        f: impl FnOnce(&mut FamilyState, usize) -> AbiResult<T>,
+    ) -> AbiResult<T> {
         let _busy = self.claim()?;
         let mut state = self.family.lock();
         if self.family.is_completed() {
@@ -192,15 +255,41 @@ impl TestCaseHandle {
                 "the test case was already completed".into(),
             ));
         }
-        let FamilyState { data, book, .. } = &mut *state;
-        match f(data, book) {
+        let stream = usize::try_from(self.stream)
+            .ok()
+            .filter(|i| *i < state.streams.len())
+            .ok_or_else(|| AbiError::arg("the handle's stream is not its test case's"))?;
+        // Another stream ended the test case: so does this one.
+        if let Some(status) = state.concluded {
+            state.streams[stream].data.conclude(status, None);
+        }
+        let result = f(&mut state, stream);
+        let status = state.streams[stream].data.status;
+        if state.concluded.is_none() {
+            state.concluded = status;
+        }
+        match result {
             // A draw that concluded the test case invalid (a rejection
             // inside the engine) is a failed assumption to the caller.
-            Err(AbiError::StopTest) if data.status == Some(Status::Invalid) => Err(
-                AbiError::Assume("the draw rejected the test case as a failed assumption".into()),
-            ),
+            Err(AbiError::StopTest) if status == Some(Status::Invalid) => Err(AbiError::Assume(
+                "the draw rejected the test case as a failed assumption".into(),
+            )),
             other => other,
         }
+    }
+
+    /// Forks a new stream from this handle's at its current position;
+    /// returns its index.
+    fn fork(&self) -> AbiResult<u64> {
+        self.on_stream(|state, source| {
+            let (at, data) = state.streams[source].data.fork_stream()?;
+            state.streams.push(Stream {
+                data,
+                book: Bookkeeping::default(),
+                fork: Some((source, at)),
+            });
+            Ok(state.streams.len() as u64 - 1)
+        })
     }
 
     /// The prefix of lines this handle records, when attributed to a worker.
@@ -284,23 +373,17 @@ pub extern "C" fn hegel_test_case_clone(
     guard(ctx, || {
         let source = handle(tc)?;
         require(out_test_case, "out_test_case")?;
-        let _busy = source.claim()?;
-        if source.family.is_completed() {
-            return Err(AbiError::AlreadyComplete(
-                "cannot clone a test case that was already completed".into(),
-            ));
-        }
+        let stream = source.fork()?;
         let region = source
             .family
             .document
             .deferred(source.region)
             .unwrap_or(Target::Dead);
-        static STREAMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let clone = TestCaseHandle::new(
             Arc::clone(&source.family),
             region,
             source.worker.load(Ordering::Acquire),
-            STREAMS.fetch_add(1, Ordering::Relaxed),
+            stream,
         );
         write(
             out_test_case,
@@ -471,7 +554,7 @@ pub extern "C" fn hegel_target(
         let label = unsafe { text::text(label, "label")? };
         if !value.is_finite() {
             return Err(AbiError::arg(format!(
-                "hegel_target needs a finite value, got {value}"
+                "hegel_target needs a finite score, got {value}"
             )));
         }
         let tc = handle(tc)?;
@@ -484,14 +567,16 @@ pub extern "C" fn hegel_target(
         }
         if state.target_labels.iter().any(|l| l == label) {
             return Err(AbiError::arg(format!(
-                "target label {label:?} was already recorded in this test case"
+                "target label {label:?} was recorded twice: each label may be recorded at \
+                 most once per test case"
             )));
         }
         state.target_labels.push(label.to_string());
-        state
-            .data
-            .target_observations
-            .push((label.to_string(), value));
+        if let Some(root) = state.streams.first_mut() {
+            root.data
+                .target_observations
+                .push((label.to_string(), value));
+        }
         Ok(())
     })
 }

@@ -279,3 +279,82 @@ fn a_result_is_not_ready_before_the_run_ends() {
     ok(hegel_settings_free(ctx, s));
     ok(hegel_context_free(ctx));
 }
+
+/// Where hegel.h words what a call refuses, the message uses its words: a
+/// blob that "could not be decoded", a UUID version that is not a hex
+/// nibble, a target label recorded "at most once per test case", printer
+/// text that "must not contain newlines".
+#[test]
+fn refusals_use_the_documented_words() {
+    let ctx = context();
+    let (s, run, tc) = started(ctx, 5);
+    let mut blob_run = ptr::null_mut();
+    let m = refused(
+        ctx,
+        hegel_run_start_blob(
+            ctx,
+            s,
+            view("!!! not a blob !!!"),
+            None,
+            ptr::null_mut(),
+            &mut blob_run,
+        ),
+        HEGEL_E_INVALID_ARG,
+    );
+    assert!(m.contains("could not be decoded"), "{m}");
+    let mut from_blob = ptr::null_mut();
+    let m = refused(
+        ctx,
+        hegel_test_case_from_blob(
+            ctx,
+            s,
+            view("AXicY2MAAi5GEMnICGEYwRgpjAwABskAww=="),
+            None,
+            ptr::null_mut(),
+            &mut from_blob,
+        ),
+        HEGEL_E_INVALID_ARG,
+    );
+    assert!(m.contains("could not be decoded"), "{m}");
+
+    let mut uuid = [0u8; 16];
+    let m = refused(
+        ctx,
+        hegel_c::generate::hegel_generate_uuid(ctx, tc, 16, true, uuid.as_mut_ptr()),
+        HEGEL_E_INVALID_ARG,
+    );
+    assert!(m.contains("hex nibble"), "{m}");
+
+    ok(hegel_c::test_case::hegel_target(ctx, tc, 1.0, view("dup")));
+    let m = refused(
+        ctx,
+        hegel_c::test_case::hegel_target(ctx, tc, 2.0, view("dup")),
+        HEGEL_E_INVALID_ARG,
+    );
+    assert!(m.contains("at most once"), "{m}");
+
+    let mut printer = ptr::null_mut();
+    ok(hegel_c::printer::hegel_printer_new(
+        ctx,
+        ptr::null(),
+        &mut printer,
+    ));
+    let m = refused(
+        ctx,
+        hegel_c::printer::hegel_printer_comment(ctx, printer, view("a\nb")),
+        HEGEL_E_INVALID_ARG,
+    );
+    assert!(m.contains("must not contain newlines"), "{m}");
+    ok(hegel_c::printer::hegel_printer_free(ctx, printer));
+
+    ok(hegel_mark_complete(
+        ctx,
+        tc,
+        hegel_status_t::HEGEL_STATUS_VALID as u32,
+        ptr::null(),
+    ));
+    ok(hegel_test_case_free(ctx, tc));
+    ok(hegel_run_free(ctx, run));
+    ok(hegel_settings_free(ctx, s));
+    ok(hegel_context_free(ctx));
+}

@@ -315,6 +315,10 @@ pub fn parse_charset(map: &Value) -> Result<CharSet, SchemaError> {
         exclude_categories: text_list_field(map, "exclude_categories")?,
         include_characters: text_field(map, "include_characters")?,
         exclude_characters: text_field(map, "exclude_characters")?,
+        unicode_version: text_field(map, "unicode_version")?
+            .map(|v| crate::unicode::UnicodeVersion::parse(&v))
+            .transpose()
+            .map_err(|e| SchemaError::new(e.to_string()))?,
     };
     if let (Some(include), Some(exclude)) = (&spec.include_characters, &spec.exclude_characters) {
         let mut both: Vec<char> = include.chars().filter(|c| exclude.contains(*c)).collect();
@@ -612,9 +616,20 @@ impl Schema {
                     }
                     None => None,
                 };
-                Ok(Schema::Regex(Arc::new(RegexSchema::parse(
-                    &pattern, fullmatch, alphabet,
-                )?)))
+                let mut regex = RegexSchema::parse(&pattern, fullmatch, alphabet)?;
+                match field(value, "padding_alphabet") {
+                    Some(padding @ Value::Map(_)) => {
+                        regex = regex.with_padding(&parse_charset(padding)?);
+                    }
+                    Some(other) => {
+                        return Err(SchemaError::new(format!(
+                            "padding_alphabet must be a map of character options, got {}",
+                            other.type_name()
+                        )));
+                    }
+                    None => {}
+                }
+                Ok(Schema::Regex(Arc::new(regex)))
             }
             "list" => {
                 let (min_size, max_size) = sizes(value)?;

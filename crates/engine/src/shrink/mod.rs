@@ -138,6 +138,33 @@ impl Debug {
     }
 }
 
+/// Keeps the markers of the independent streams around an edit counting
+/// their choices ([`TestData::fork_stream`]): `range` of `example`'s
+/// choices became `replaced_by` choices in `candidate`. Without it, a
+/// deletion inside a stream would hand the stream's last choices' worth of
+/// its parent's to the stream on replay.
+fn recount_streams(
+    example: &Example,
+    range: &std::ops::Range<usize>,
+    replaced_by: usize,
+    candidate: &mut [ChoiceValue],
+) {
+    if replaced_by == range.len() {
+        return;
+    }
+    for span in &example.spans {
+        if span.label != crate::data::labels::STREAM
+            || span.start >= range.start
+            || range.end > span.end
+        {
+            continue;
+        }
+        if let Some(ChoiceValue::Integer(count)) = candidate.get_mut(span.start) {
+            *count = (*count + replaced_by as i128 - range.len() as i128).max(0);
+        }
+    }
+}
+
 impl<'a> Shrinker<'a> {
     /// A shrinker starting from `example`, spending at most `max_calls` test cases.
     pub fn new(replay: &'a mut dyn Replay, example: Example, max_calls: usize) -> Shrinker<'a> {
@@ -338,6 +365,7 @@ impl<'a> Shrinker<'a> {
         candidate.extend_from_slice(&current[..range.start]);
         candidate.extend_from_slice(replacement);
         candidate.extend_from_slice(&current[range.end..]);
+        recount_streams(&self.best, &range, replacement.len(), &mut candidate);
         self.consider(candidate)
     }
 

@@ -132,20 +132,21 @@ impl Builder {
             Some(text) => text.to_string(),
             None if file.relatively_imported => {
                 return Err(format!(
-                    "{} is imported relatively, so it must be provided (no bundled grammar stands in)",
+                    "Could not find grammar `{}`: it is imported relatively, so it must be provided (no bundled grammar stands in)",
                     file.path
                 ));
             }
             None => super::bundled::grammar(&file.path)
                 .ok_or_else(|| {
                     format!(
-                        "{} was not provided and no bundled grammar has that path",
+                        "Could not find grammar `{}`: it was not provided and no bundled grammar has that path",
                         file.path
                     )
                 })?
                 .to_string(),
         };
-        let statements = syntax::parse(&text).map_err(|e| format!("{}: {e}", file.path))?;
+        let statements =
+            syntax::parse(&text).map_err(|e| format!("In grammar `{}`: {e}", file.path))?;
         self.add_imports(slot, &statements)?;
         self.files[slot].statements = Some(statements);
         Ok(())
@@ -634,7 +635,7 @@ pub fn compile(builder: &Builder, options: &Options<'_>) -> Result<Grammar, Stri
             || compiler.imported(0, name)?.is_some();
         if !known {
             return Err(format!(
-                "the explicit terminal {name} is not a terminal of the grammar"
+                "the grammar does not use explicit terminal '{name}': it is not one of its terminals"
             ));
         }
     }
@@ -695,13 +696,13 @@ pub fn compile(builder: &Builder, options: &Options<'_>) -> Result<Grammar, Stri
     let min_depth = body.min_depth + 1;
     if options.max_size < min_len {
         return Err(format!(
-            "max_size {} is below the {min_len} characters of the grammar's smallest string",
+            "max_size is {}, below the {min_len} characters of the grammar's smallest string",
             options.max_size
         ));
     }
     if options.max_depth < min_depth {
         return Err(format!(
-            "max_depth {} is below the nesting of {min_depth} the grammar's shallowest string needs",
+            "max_depth is {}, below the nesting of {min_depth} the grammar's shallowest string needs",
             options.max_depth
         ));
     }

@@ -211,7 +211,7 @@ pub extern "C" fn hegel_grammar_new(
         };
         if max_size > MAX_MAX_SIZE {
             return Err(AbiError::arg(format!(
-                "max_size {max_size} is above {MAX_MAX_SIZE}"
+                "max_size is {max_size}, but may be at most {MAX_MAX_SIZE}"
             )));
         }
         let max_depth = if max_depth == 0 {
@@ -221,7 +221,7 @@ pub extern "C" fn hegel_grammar_new(
         };
         if max_depth > MAX_MAX_DEPTH {
             return Err(AbiError::arg(format!(
-                "max_depth {max_depth} is above {MAX_MAX_DEPTH}"
+                "max_depth is {max_depth}, but may be at most {MAX_MAX_DEPTH}"
             )));
         }
         let alphabet = match alphabet_of(alphabet)? {

@@ -567,6 +567,26 @@ impl Parser {
         })
     }
 
+    /// The expansions after an opening bracket, up to its `close`.
+    fn bracketed(&mut self, close: &str, what: &str) -> Result<Expr, SyntaxError> {
+        let unclosed = |p: &Parser| {
+            p.tokens[p.at.min(p.tokens.len())..]
+                .iter()
+                .all(|(t, _)| matches!(t, Token::Newline))
+        };
+        if unclosed(self) {
+            return Err(self.error(format!("Unclosed {what}: the text ends before {close:?}")));
+        }
+        let inner = self.inner_expansions()?;
+        if !self.eat(close) {
+            if unclosed(self) {
+                return Err(self.error(format!("Unclosed {what}: the text ends before {close:?}")));
+            }
+            self.expect(close)?;
+        }
+        Ok(inner)
+    }
+
     fn inner_expansions(&mut self) -> Result<Expr, SyntaxError> {
         // Inside brackets, newlines do not end the statement.
         let skip = |p: &mut Parser| {
@@ -635,16 +655,8 @@ impl Parser {
 
     fn atom(&mut self) -> Result<Expr, SyntaxError> {
         match self.next() {
-            Token::Punct("(") => {
-                let inner = self.inner_expansions()?;
-                self.expect(")")?;
-                Ok(inner)
-            }
-            Token::Punct("[") => {
-                let inner = self.inner_expansions()?;
-                self.expect("]")?;
-                Ok(Expr::Optional(Box::new(inner)))
-            }
+            Token::Punct("(") => self.bracketed(")", "parenthesis"),
+            Token::Punct("[") => Ok(Expr::Optional(Box::new(self.bracketed("]", "bracket")?))),
             Token::Literal(text, insensitive) => {
                 if self.eat("..") {
                     let Token::Literal(end, _) = self.next() else {

@@ -95,7 +95,7 @@ fn line_text(s: hegel_string_t, what: &str) -> AbiResult<String> {
     let t = unsafe { text::text(s, what)? };
     if t.contains('\n') {
         return Err(AbiError::arg(format!(
-            "{what} contains a newline: use hegel_printer_hard_break"
+            "{what} must not contain newlines: break lines with hegel_printer_hard_break"
         )));
     }
     Ok(t.to_string())

@@ -55,10 +55,24 @@ pub enum Outcome {
 /// What a run reported, with what the last stamped test case returned.
 pub struct Report {
     pub status: hegel_run_status_t,
+    /// The failures' origins.
     pub failures: Vec<String>,
+    /// The failures' caveats.
+    pub caveats: Vec<Option<String>>,
+    /// The failures' reproduce blobs.
+    pub blobs: Vec<Option<String>>,
     pub captured: Option<String>,
     pub error: Option<String>,
+    pub error_kind: hegel_run_error_kind_t,
     pub test_cases: usize,
+    /// How many of the test cases were stamped for capture.
+    pub stamped: usize,
+}
+
+/// The text of an optional view (NULL: `None`).
+fn optional_text(view: *const hegel_string_t) -> Option<String> {
+    // SAFETY: a non-NULL view handed out by the library is valid while read here.
+    (!view.is_null()).then(|| text(unsafe { *view }))
 }
 
 /// Runs `body` under `settings`; `body` returns its outcome and a value
@@ -78,6 +92,7 @@ pub fn run(
     ));
     let mut captured = None;
     let mut test_cases = 0;
+    let mut stamped_cases = 0;
     loop {
         let mut tc = ptr::null_mut();
         ok(hegel_next_test_case(ctx, run, &mut tc));
@@ -90,6 +105,7 @@ pub fn run(
         let (outcome, value) = body(tc);
         if stamped {
             captured = Some(value);
+            stamped_cases += 1;
         }
         let (status, origin) = match outcome {
             Outcome::Valid => (hegel_status_t::HEGEL_STATUS_VALID, None),
@@ -113,26 +129,44 @@ pub fn run(
     let mut count = 0;
     ok(hegel_run_result_failure_count(ctx, result, &mut count));
     let mut failures = Vec::new();
+    let mut caveats = Vec::new();
+    let mut blobs = Vec::new();
     for i in 0..count {
         let mut f = ptr::null_mut();
         ok(hegel_run_result_failure(ctx, result, i, &mut f));
         let mut origin = view("");
         ok(hegel_failure_origin(ctx, f, &mut origin));
         failures.push(text(origin));
+        let mut caveat = ptr::null();
+        ok(hegel_failure_caveat(ctx, f, &mut caveat));
+        caveats.push(optional_text(caveat));
+        let mut blob = ptr::null();
+        ok(hegel_failure_reproduction_blob(ctx, f, &mut blob));
+        blobs.push(optional_text(blob));
         ok(hegel_failure_free(ctx, f));
     }
     let mut error = ptr::null();
     ok(hegel_run_result_error(ctx, result, &mut error));
-    // SAFETY: a non-NULL error view lives as long as the result.
-    let error = (!error.is_null()).then(|| text(unsafe { *error }));
+    let error = optional_text(error);
+    let mut error_kind = hegel_run_error_kind_t::HEGEL_RUN_ERROR_NONE;
+    ok(hegel_run_result_error_kind(
+        ctx,
+        result,
+        &mut error_kind,
+        ptr::null_mut(),
+    ));
     ok(hegel_run_result_free(ctx, result));
     ok(hegel_run_free(ctx, run));
     Report {
         status,
         failures,
+        caveats,
+        blobs,
         captured,
         error,
+        error_kind,
         test_cases,
+        stamped: stamped_cases,
     }
 }
 

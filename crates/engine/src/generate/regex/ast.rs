@@ -204,10 +204,15 @@ impl Node {
                 }
             }
             Node::Look {
-                body, body_viable, ..
+                body,
+                body_viable,
+                negate,
+                ..
             } => {
                 *body_viable = body.settle(alphabet).is_some();
-                Some(0)
+                // `(?!)`, `(?<!a?)`: the body matches wherever it is tried,
+                // so the assertion never holds.
+                (!(*negate && body.matches_empty_anywhere())).then_some(0)
             }
             Node::Conditional {
                 yes,
@@ -225,6 +230,24 @@ impl Node {
                     (a, b) => a.or(b),
                 }
             }
+        }
+    }
+
+    /// Whether the node matches the empty string at any position, whatever
+    /// surrounds it (conservatively: `false` when that depends on context).
+    fn matches_empty_anywhere(&self) -> bool {
+        match self {
+            Node::Empty => true,
+            Node::Text(text) => text.is_empty(),
+            Node::Group { body, .. } | Node::Atomic(body) => body.matches_empty_anywhere(),
+            Node::Concat(items) => items.iter().all(Node::matches_empty_anywhere),
+            Node::Alt { branches, .. } => branches.iter().any(Node::matches_empty_anywhere),
+            Node::Repeat { body, min, .. } => *min == 0 || body.matches_empty_anywhere(),
+            Node::Class(_)
+            | Node::Anchor(_)
+            | Node::Look { .. }
+            | Node::Backref { .. }
+            | Node::Conditional { .. } => false,
         }
     }
 

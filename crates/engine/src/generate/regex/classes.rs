@@ -44,7 +44,6 @@ impl Category {
     /// The characters of this class (`ascii`: under the `a` flag).
     pub(super) fn set(self, ascii: bool) -> CharSet {
         static DIGIT: OnceLock<CharSet> = OnceLock::new();
-        static WORD: OnceLock<CharSet> = OnceLock::new();
         let digits = (u32::from(b'0'), u32::from(b'9'));
         match (self, ascii) {
             (Category::Digit, true) => CharSet::from_intervals(vec![digits]),
@@ -61,16 +60,20 @@ impl Category {
                         .unwrap_or_else(|| CharSet::from_intervals(vec![digits]))
                 })
                 .clone(),
-            // Python's `\w` is `str.isalnum()` (letters and numbers) or `_`;
-            // regex-syntax's `\w` also has marks and connector punctuation but not `No`.
-            (Category::Word, false) => WORD
-                .get_or_init(|| {
-                    unicode_property(r"[\p{L}\p{N}_]").unwrap_or_else(|| Category::Word.set(true))
-                })
-                .clone(),
+            (Category::Word, false) => unicode_words().clone(),
             (Category::Space, false) => CharSet::from_intervals(PYTHON_SPACE.to_vec()),
         }
     }
+}
+
+/// Python's Unicode word characters: `str.isalnum()` (letters and numbers)
+/// or `_` (regex-syntax's `\w` also has marks and connector punctuation but
+/// not `No`).
+fn unicode_words() -> &'static CharSet {
+    static WORD: OnceLock<CharSet> = OnceLock::new();
+    WORD.get_or_init(|| {
+        unicode_property(r"[\p{L}\p{N}_]").unwrap_or_else(|| Category::Word.set(true))
+    })
 }
 
 /// The characters of a class written in regex-syntax's dialect (used for
@@ -211,21 +214,7 @@ pub(super) fn ascii_word(c: Option<u32>) -> bool {
 
 /// Python's word characters for `\b`: the same set as its `\w`.
 pub(super) fn unicode_word(c: Option<u32>) -> bool {
-    use unicode_general_category::{GeneralCategory::*, get_general_category};
-    c.and_then(char::from_u32).is_some_and(|c| {
-        c == '_'
-            || matches!(
-                get_general_category(c),
-                UppercaseLetter
-                    | LowercaseLetter
-                    | TitlecaseLetter
-                    | ModifierLetter
-                    | OtherLetter
-                    | DecimalNumber
-                    | LetterNumber
-                    | OtherNumber
-            )
-    })
+    c.is_some_and(|c| unicode_words().contains(c))
 }
 
 #[cfg(test)]

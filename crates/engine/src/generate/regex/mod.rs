@@ -109,9 +109,11 @@ impl RegexSchema {
         let shortest = root.settle(alphabet.as_deref()).ok_or_else(|| {
             SchemaError::new(match &alphabet {
                 Some(_) => format!(
-                    "no string matching the regex pattern {pattern:?} can be built from the given alphabet"
+                    "the regex pattern {pattern:?} matches no string over the alphabet"
                 ),
-                None => format!("the regex pattern {pattern:?} can never match"),
+                None => format!(
+                    "the regex pattern {pattern:?} can never match: it matches no string the generator can produce"
+                ),
             })
         })?;
         if shortest > MAX_MIN_LENGTH {
@@ -132,6 +134,14 @@ impl RegexSchema {
             right,
             pad_alphabet,
         })
+    }
+
+    /// The same schema with the text around a match (search mode) drawn
+    /// only from `padding`, within the alphabet. Whether a newline may pad
+    /// an end (`$`, multiline `^`) still follows the alphabet.
+    pub fn with_padding(mut self, padding: &CharSet) -> RegexSchema {
+        self.pad_alphabet = Arc::new(classes::intersect(&self.pad_alphabet, padding));
+        self
     }
 
     /// Generates a matching string.

@@ -1,9 +1,10 @@
 //! Deletion passes: make the example shorter, which is the biggest step
 //! down in shortlex order. Discarded spans go at once; whole spans (list
 //! elements, tuple parts) go last first with their preceding siblings; in
-//! the first round collections are cut short first; then chunks of one or
-//! two choices; and in the polish round, deletions that need the integer
-//! before them lowered (a count and what it counts).
+//! the first round collections are cut short first; then chunks of one to
+//! five choices; and in the polish round, deletions that need the integer
+//! before them lowered (a count and what it counts), and cuts after a coin
+//! raised to `true`.
 
 use super::{decides_element, find_integer, lower_once, sibling_chain};
 use crate::choice::{ChoiceValue, Constraints};
@@ -261,10 +262,13 @@ fn delete_preceding_siblings(s: &mut Shrinker, deleted: &crate::data::Span) {
     });
 }
 
-/// Deletes runs of one or two consecutive choices, from the end backwards
-/// (whole elements and structures go with their spans in `delete_spans`).
+/// Deletes runs of one to five consecutive choices (as Hypothesis'
+/// shrinker does), from the end backwards (whole elements and structures
+/// go with their spans in `delete_spans`): a step of a state machine is a
+/// few choices outside any one span (the "go on?" choice, the rule, its
+/// draws, an invariant check).
 pub(in crate::shrink) fn delete_chunks(s: &mut Shrinker) {
-    for k in [2usize, 1] {
+    for k in [5usize, 4, 3, 2, 1] {
         let mut i = s.best.nodes.len().saturating_sub(k) as isize;
         while i >= 0 && !s.exhausted() {
             let start = i as usize;
@@ -293,6 +297,36 @@ pub(in crate::shrink) fn delete_chunks(s: &mut Shrinker) {
                 }
             }
             i -= 1;
+        }
+    }
+    if s.polish {
+        raise_and_cut(s);
+    }
+}
+
+/// How many of the last free `false` booleans [`raise_and_cut`] tries.
+const RAISE_AND_CUT_TRIES: usize = 8;
+
+/// Sets one of the last free `false` booleans to `true` and cuts every
+/// choice after it: a test that can fail as soon as a coin comes up
+/// (an invariant checked after this step instead of at the end, a loop
+/// that stops) fails on a shorter example, which no lowering or deletion
+/// reaches because the coin has to go up.
+fn raise_and_cut(s: &mut Shrinker) {
+    let mut tried = 0;
+    let mut i = s.best.nodes.len();
+    while i > 0 && tried < RAISE_AND_CUT_TRIES && !s.exhausted() {
+        i -= 1;
+        let node = &s.best.nodes[i];
+        if node.forced || node.value != ChoiceValue::Boolean(false) || i + 1 >= s.best.nodes.len() {
+            continue;
+        }
+        tried += 1;
+        let mut candidate = s.best.choices();
+        candidate.truncate(i);
+        candidate.push(ChoiceValue::Boolean(true));
+        if s.consider(candidate) {
+            i = i.min(s.best.nodes.len());
         }
     }
 }

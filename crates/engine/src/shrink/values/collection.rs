@@ -5,13 +5,28 @@
 //! order) and byte strings (bytes by value) alike; see [`super::text`].
 
 use super::Predicate;
+use crate::shrink::search::bisect;
+use std::ops::Range;
 
 /// Shrinks a collection of element ranks of at least `min_size` elements:
 /// all-simplest at the minimum size; elements deleted from the end
-/// backwards; each element lowered (0 first, then a binary search); one
-/// element lowered with everything after it made simplest (smaller in order
-/// even when no element can move alone); the elements sorted.
-pub fn shrink_collection(ranks: &[u64], min_size: usize, predicate: &mut dyn Predicate<[u64]>) {
+/// backwards; each element lowered (see [`lower_element`]); one element
+/// lowered with everything after it made simplest (smaller in order even
+/// when no element can move alone); the elements sorted.
+///
+/// `runs` splits the ranks into the stretches (in order, from 0) within
+/// which a property of an element is expected to change at most once, as a
+/// character's does along code points (see
+/// [`CharSet::shrink_runs`](crate::charset::CharSet::shrink_runs)); `None`
+/// when all ranks are one such stretch (values).
+pub fn shrink_collection(
+    ranks: &[u64],
+    min_size: usize,
+    runs: Option<&[Range<u64>]>,
+    predicate: &mut dyn Predicate<[u64]>,
+) {
+    let whole = 0..u64::MAX;
+    let runs = runs.unwrap_or(std::slice::from_ref(&whole));
     let mut current = ranks.to_vec();
     let mut attempt = |candidate: Vec<u64>, current: &mut Vec<u64>| -> bool {
         if candidate.len() < min_size || !predicate.holds(&candidate) {
@@ -35,7 +50,7 @@ pub fn shrink_collection(ranks: &[u64], min_size: usize, predicate: &mut dyn Pre
         j = j.min(current.len());
     }
     for j in 0..current.len() {
-        lower_element(&mut current, j, &mut attempt);
+        lower_element(&mut current, j, runs, &mut attempt);
     }
     for j in 0..current.len() {
         lower_with_simplest_suffix(&mut current, j, &mut attempt);
@@ -59,18 +74,39 @@ pub fn shrink_collection(ranks: &[u64], min_size: usize, predicate: &mut dyn Pre
 
 type Attempt<'a> = dyn FnMut(Vec<u64>, &mut Vec<u64>) -> bool + 'a;
 
-/// Lowers element `j`: straight to 0, else a binary search below it.
-fn lower_element(current: &mut Vec<u64>, j: usize, attempt: &mut Attempt<'_>) {
-    let (mut lo, mut hi) = (0u64, current[j]);
-    while lo < hi {
-        let mid = if lo == 0 { 0 } else { lo + (hi - lo) / 2 };
+/// Lowers element `j` to the simplest rank that works, run by run from the
+/// simplest: a run's first rank; for a run wholly below the element, its
+/// last one and, if that works, a binary search between them; in the
+/// element's own run, a binary search below it. The property need not be
+/// monotone across runs: with `c > '0'`, a binary search over all ranks
+/// from `[` meets only `/`..`\0` below it and stops there, while `1`..`Z`,
+/// simpler still, work.
+fn lower_element(current: &mut Vec<u64>, j: usize, runs: &[Range<u64>], attempt: &mut Attempt<'_>) {
+    let rank = current[j];
+    let mut at = |r: u64, current: &mut Vec<u64>| {
         let mut candidate = current.clone();
-        candidate[j] = mid;
-        if attempt(candidate, current) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
+        candidate[j] = r;
+        attempt(candidate, current)
+    };
+    for run in runs.iter().filter(|run| !run.is_empty()) {
+        if run.start >= rank {
+            return;
         }
+        if at(run.start, current) {
+            return;
+        }
+        // The lowest rank that works in (run.start, top], given that top does.
+        let top = if run.contains(&rank) {
+            rank
+        } else if run.end - 1 > run.start && at(run.end - 1, current) {
+            run.end - 1
+        } else {
+            continue;
+        };
+        bisect(u128::from(run.start), u128::from(top), |r| {
+            !at(r as u64, current)
+        });
+        return;
     }
 }
 
@@ -111,7 +147,7 @@ mod tests {
         mut property: impl FnMut(&[u64]) -> bool,
     ) -> Vec<u64> {
         let mut current = ranks.to_vec();
-        shrink_collection(ranks, min_size, &mut |c: &[u64]| {
+        shrink_collection(ranks, min_size, None, &mut |c: &[u64]| {
             let ok = property(c);
             if ok {
                 current = c.to_vec();

@@ -1,0 +1,284 @@
+//! Independent streams of one test case: a test that draws from several
+//! threads at once gives each thread its own stream (libhegel's
+//! `hegel_test_case_clone`), so that what each thread draws depends only on
+//! that thread's own calls, never on how the threads interleaved.
+//!
+//! A stream is a [`TestData`] of its own, forked from its parent's at a
+//! point in the parent's choices ([`TestData::fork_stream`]) and spliced
+//! back there when the test case ends ([`TestData::join_stream`]). The
+//! test case's choice sequence is then one sequence, which replays,
+//! shrinks and is stored like any other: at the fork point, a forced
+//! integer choice (the *marker*) holds the number of choices the stream
+//! made, and those choices follow it, under a span labelled
+//! [`labels::STREAM`](super::labels::STREAM). Replaying the sequence, the
+//! fork reads the marker from the prefix and hands the stream exactly
+//! that many choices, so every stream replays its own choices whatever
+//! the timing, and streams forked from streams nest the same way.
+//!
+//! The marker is forced so that the shrinker never edits it on its own;
+//! deleting the stream's span removes the marker with the choices it
+//! counts.
+
+use super::{Mode, Span, StopTest, TestData, labels};
+use crate::choice::{ChoiceNode, ChoiceValue, Constraints, IntegerConstraints};
+
+/// The marker's constraints: a count of choices.
+const MARKER: IntegerConstraints = IntegerConstraints {
+    min: Some(0),
+    max: None,
+    shrink_towards: 0,
+};
+
+impl TestData {
+    /// Starts an independent stream here: records the marker and returns
+    /// the stream's own data. Its prefix is the choices the marker counts
+    /// in this test case's prefix (none past the prefix); it generates from
+    /// a random source split from this one's, or replays simplest values
+    /// when this one does. Its budget is what this one has left.
+    ///
+    /// Join it back with [`TestData::join_stream`] at the returned
+    /// position once the test case is over.
+    pub fn fork_stream(&mut self) -> Result<(usize, TestData), StopTest> {
+        if self.status.is_some() {
+            return Err(StopTest);
+        }
+        let at = self.nodes.len();
+        if at >= self.max_choices {
+            self.conclude(super::Status::Overrun, None);
+            return Err(StopTest);
+        }
+        let recorded = match self.prefix.get(at) {
+            None => 0,
+            Some(ChoiceValue::Integer(n)) if *n >= 0 => *n,
+            Some(_) => {
+                self.misaligned = true;
+                0
+            }
+        };
+        let available = self.prefix.len().saturating_sub(at + 1);
+        let count = usize::try_from(recorded).map_or(available, |n| n.min(available));
+        let prefix: Vec<ChoiceValue> = if count == 0 {
+            Vec::new()
+        } else {
+            self.prefix.drain(at + 1..at + 1 + count).collect()
+        };
+        let marker = ChoiceNode {
+            constraints: Constraints::Integer(MARKER),
+            value: ChoiceValue::Integer(0),
+            forced: true,
+        };
+        self.length += marker.value.serialized_size();
+        self.nodes.push(marker);
+        let mode = match &mut self.mode {
+            Mode::Generate(source) => Mode::Generate(source.split()),
+            Mode::Replay => Mode::Replay,
+        };
+        let mut stream = TestData::new(prefix, mode, self.max_choices - self.nodes.len());
+        stream.max_length = self.max_length.saturating_sub(self.length);
+        Ok((at, stream))
+    }
+
+    /// Splices `stream`, forked at `at` by [`TestData::fork_stream`], back
+    /// into this test case's choices: the marker counts its choices, which
+    /// follow it under a [`labels::STREAM`] span, and its spans, targets
+    /// and misalignment become this test case's. Streams forked later (at
+    /// higher positions) must be joined first.
+    pub fn join_stream(&mut self, at: usize, mut stream: TestData) {
+        let Some(marker) = self.nodes.get_mut(at) else {
+            return;
+        };
+        let count = stream.nodes.len();
+        marker.value = ChoiceValue::Integer(count as i128);
+        let depth = self
+            .spans
+            .iter()
+            .filter(|s| s.start <= at && at < s.end)
+            .count();
+        for span in &mut self.spans {
+            if span.start > at {
+                span.start += count;
+            }
+            if span.end > at && span.end != usize::MAX {
+                span.end += count;
+            }
+        }
+        // The stream's spans go where spans opened after the fork begin, so
+        // spans stay in the order they were opened.
+        let index = self
+            .spans
+            .iter()
+            .position(|s| s.start > at)
+            .unwrap_or(self.spans.len());
+        let own = std::iter::once(Span {
+            label: labels::STREAM,
+            start: at,
+            end: at + 1 + count,
+            depth,
+            discarded: false,
+        });
+        let shifted = stream.spans.drain(..).map(|s| Span {
+            start: s.start + at + 1,
+            end: s.end.min(count) + at + 1,
+            depth: s.depth + depth + 1,
+            ..s
+        });
+        let spans: Vec<Span> = own.chain(shifted).collect();
+        self.spans.splice(index..index, spans);
+        self.nodes.splice(at + 1..at + 1, stream.nodes.drain(..));
+        self.length += stream.length;
+        self.misaligned |= stream.misaligned;
+        self.target_observations
+            .append(&mut stream.target_observations);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::Source;
+
+    /// A test case of one stream forked after one choice, each drawing
+    /// `own` and `forked` integers; the stream draws first, as a thread
+    /// scheduled first would.
+    fn program(mut root: TestData, own: usize, forked: usize) -> (TestData, Vec<i128>, Vec<i128>) {
+        let c = IntegerConstraints::bounded(0, 1000);
+        let first = root.draw_integer(c).unwrap();
+        let (at, mut stream) = root.fork_stream().unwrap();
+        let theirs: Vec<i128> = (0..forked)
+            .map(|_| stream.draw_integer(c).unwrap())
+            .collect();
+        let mut mine = vec![first];
+        mine.extend((1..own).map(|_| root.draw_integer(c).unwrap()));
+        root.join_stream(at, stream);
+        root.conclude(crate::Status::Valid, None);
+        (root, mine, theirs)
+    }
+
+    #[test]
+    fn a_joined_stream_replays_to_the_same_values_whatever_drew_first() {
+        for seed in 0..20 {
+            let generated = TestData::generating(Vec::new(), Source::from_seed(seed), 100);
+            let (data, mine, theirs) = program(generated, 3, 2);
+            let choices = data.choices();
+            // One choice, the marker (2), the stream's two, the root's two.
+            assert_eq!(choices.len(), 6);
+            assert_eq!(choices[1], ChoiceValue::Integer(2));
+            assert!(data.nodes[1].forced);
+            let (again, mine_again, theirs_again) =
+                program(TestData::replaying(choices.clone(), 100), 3, 2);
+            assert_eq!((mine_again, theirs_again), (mine, theirs), "seed {seed}");
+            assert_eq!(again.choices(), choices);
+            assert!(!again.misaligned);
+        }
+    }
+
+    #[test]
+    fn the_stream_is_a_span_over_its_marker_and_choices() {
+        let generated = TestData::generating(Vec::new(), Source::from_seed(1), 100);
+        let (data, _, _) = program(generated, 2, 3);
+        let stream = data
+            .spans
+            .iter()
+            .find(|s| s.label == labels::STREAM)
+            .unwrap();
+        assert_eq!((stream.start, stream.end), (1, 5));
+        // Deleting the span's choices leaves a test case without the stream.
+        let mut choices = data.choices();
+        choices.drain(1..5);
+        let (shorter, _, theirs) = program(TestData::replaying(choices, 100), 2, 3);
+        assert_eq!(theirs, [0, 0, 0], "simplest values past the prefix");
+        assert!(!shorter.misaligned || shorter.choices().len() == 6);
+    }
+
+    #[test]
+    fn streams_share_the_budget_left_at_the_fork() {
+        let mut root = TestData::replaying(Vec::new(), 5);
+        root.draw_boolean(0.5).unwrap();
+        let (_, mut stream) = root.fork_stream().unwrap();
+        // Five choices in all: one, the marker, then three.
+        for _ in 0..3 {
+            stream.draw_boolean(0.5).unwrap();
+        }
+        assert_eq!(stream.draw_boolean(0.5), Err(StopTest));
+        assert_eq!(stream.status, Some(crate::Status::Overrun));
+    }
+
+    #[test]
+    fn the_shrinker_deletes_inside_a_stream() {
+        use crate::shrink::{Example, Shrinker};
+        // The root draws a number, forks a stream that draws a list, then
+        // draws another; the test fails when the list's last value is 10 or
+        // more and the root's second number 5 or more. The minimal failure
+        // is the list [10] between 0 and 5: the elements before the last go
+        // only by deletions inside the stream, which must leave the root's
+        // number where it was.
+        let test = |choices: Vec<ChoiceValue>, generate: Option<u64>| -> TestData {
+            let mut root = match generate {
+                Some(seed) => TestData::generating(choices, Source::from_seed(seed), 1000),
+                None => TestData::replaying(choices, 1000),
+            };
+            let c = IntegerConstraints::bounded(0, 100);
+            let run = |root: &mut TestData| -> Result<bool, StopTest> {
+                root.draw_integer(c)?;
+                let (at, mut stream) = root.fork_stream()?;
+                let mut big = false;
+                while stream.draw_boolean(0.9)? {
+                    stream.start_span(7);
+                    big = stream.draw_integer(c)? >= 10;
+                    stream.stop_span(false);
+                }
+                let after = root.draw_integer(c)?;
+                root.join_stream(at, stream);
+                Ok(big && after >= 5)
+            };
+            let status = match run(&mut root) {
+                Ok(true) => crate::Status::Interesting,
+                Ok(false) => crate::Status::Valid,
+                Err(StopTest) => crate::Status::Overrun,
+            };
+            root.conclude(status, Some("big".into()));
+            root
+        };
+        let failing = (0..100)
+            .map(|seed| test(Vec::new(), Some(seed)))
+            .find(|data| {
+                data.status == Some(crate::Status::Interesting)
+                    && matches!(data.choices()[1], ChoiceValue::Integer(n) if n > 4)
+            })
+            .unwrap();
+        let mut replay = |choices: Vec<ChoiceValue>| test(choices, None);
+        let mut shrinker = Shrinker::new(&mut replay, Example::from_data(&failing), 10_000);
+        shrinker.shrink();
+        let i = ChoiceValue::Integer;
+        let b = ChoiceValue::Boolean;
+        assert_eq!(
+            shrinker.best.choices(),
+            [i(0), i(3), b(true), i(10), b(false), i(5)]
+        );
+    }
+
+    #[test]
+    fn nested_streams_join_innermost_first() {
+        let c = IntegerConstraints::bounded(0, 1000);
+        let run = |mut root: TestData| {
+            let (at, mut child) = root.fork_stream().unwrap();
+            let a = child.draw_integer(c).unwrap();
+            let (inner_at, mut grandchild) = child.fork_stream().unwrap();
+            let b = grandchild.draw_integer(c).unwrap();
+            let d = child.draw_integer(c).unwrap();
+            let e = root.draw_integer(c).unwrap();
+            child.join_stream(inner_at, grandchild);
+            root.join_stream(at, child);
+            (root.choices(), [a, b, d, e])
+        };
+        let (choices, values) = run(TestData::generating(Vec::new(), Source::from_seed(9), 100));
+        // Marker 4, a, marker 1, b, d, e.
+        assert_eq!(choices.len(), 6);
+        assert_eq!(choices[0], ChoiceValue::Integer(4));
+        assert_eq!(choices[2], ChoiceValue::Integer(1));
+        assert_eq!(
+            run(TestData::replaying(choices.clone(), 100)),
+            (choices, values)
+        );
+    }
+}
