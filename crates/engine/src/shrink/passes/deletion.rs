@@ -144,7 +144,9 @@ fn delete_with_follower_nudged(s: &mut Shrinker, element: &crate::data::Span) ->
         candidate.drain(next.start - width..next.end - width);
         candidates.push(candidate);
     }
-    candidates.into_iter().any(|candidate| s.consider(candidate))
+    candidates
+        .into_iter()
+        .any(|candidate| s.consider(candidate))
 }
 
 /// Shortens each collection whose last elements are already at their

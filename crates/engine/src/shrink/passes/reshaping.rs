@@ -6,8 +6,8 @@
 //! polish round only (see [`Shrinker::shrink`](crate::shrink::Shrinker::shrink)):
 //! most raises change nothing and each costs a test case.
 
+use super::decides_element;
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
-use super::{decides_element, lower_once};
 use crate::shrink::Shrinker;
 
 /// How many choices after a raised one are tried raised too, or deleted,
@@ -163,74 +163,4 @@ fn raise_at(s: &mut Shrinker, i: usize, raised: ChoiceValue) -> Raised {
         }
     }
     Raised::PathChanged
-}
-
-/// How far after a lowered integer `lower_and_raise` looks for the choice
-/// to raise with it.
-const RAISE_WINDOW: usize = 2;
-
-/// Lowers an integer one step toward its simplest value and raises a choice
-/// right after it to its least simple value (an integer's last value in its
-/// bounds, a float's largest finite one), in one test case. Two choices
-/// that trade against each other (`a * k >= 1000`: `[2, 500]` becomes `[1,
-/// 1000]`), or a branch lowered whose new branch needs a large value (a
-/// `one_of` whose first alternative fails only above a threshold), move
-/// only together; the raised choice is then brought back down by the other
-/// passes. The raised choice is read from the lowered candidate's replay
-/// when it ran (a branch switch changes what follows), else from the
-/// example (libhegel's `lower_and_bump`).
-pub(in crate::shrink) fn lower_and_raise(s: &mut Shrinker) {
-    if !s.polish {
-        return;
-    }
-    let mut i = 0;
-    while i < s.best.nodes.len() && !s.exhausted() {
-        let Some(lowered) = lower_once(&s.best.nodes[i]) else {
-            i += 1;
-            continue;
-        };
-        let mut candidate = s.best.choices();
-        candidate[i] = lowered;
-        if s.consider(candidate.clone()) {
-            continue;
-        }
-        let following: Vec<ChoiceNode> =
-            match s.last_run.as_ref().and_then(|run| run.realized.as_ref()) {
-                Some(nodes) if nodes.len() > i => nodes.clone(),
-                _ => s.best.nodes.clone(),
-            };
-        let mut values: Vec<ChoiceValue> = following.iter().map(|n| n.value.clone()).collect();
-        values[i] = candidate[i].clone();
-        for j in i + 1..following.len().min(i + 1 + RAISE_WINDOW) {
-            let Some(raised) = least_simple(&following[j]) else {
-                continue;
-            };
-            let mut pair = values.clone();
-            pair[j] = raised;
-            if s.consider(pair) {
-                break;
-            }
-        }
-        i += 1;
-    }
-}
-
-/// The least simple value of a free choice, if it is not that already: a
-/// bounded integer's last value in simplicity order, a float's largest
-/// finite permitted value.
-fn least_simple(node: &ChoiceNode) -> Option<ChoiceValue> {
-    if node.forced {
-        return None;
-    }
-    let value = match &node.constraints {
-        Constraints::Integer(c) => {
-            ChoiceValue::Integer(c.value_at(c.max?.abs_diff(c.min?))?)
-        }
-        Constraints::Float(c) => {
-            let largest = if c.max.is_finite() { c.max } else { f64::MAX };
-            ChoiceValue::Float(largest)
-        }
-        _ => return None,
-    };
-    (value != node.value && node.constraints.permits(&value)).then_some(value)
 }
