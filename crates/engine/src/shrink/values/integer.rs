@@ -70,11 +70,11 @@ pub fn shrink_distance(d: u128, attempt: &mut dyn Predicate<u128>) {
 /// distance modulo 1000, 10 000, ...). Returns the new distance.
 fn shrink_decimal(d: u128, attempt: &mut dyn Predicate<u128>) -> u128 {
     let mut d = d;
-    if d == 0 || d % 100 != 0 {
+    if d == 0 || !d.is_multiple_of(100) {
         return d;
     }
     for factor in [5, 2] {
-        while d % factor == 0 && !attempt.stopped() && attempt.holds(&(d / factor)) {
+        while d.is_multiple_of(factor) && !attempt.stopped() && attempt.holds(&(d / factor)) {
             d /= factor;
         }
     }
