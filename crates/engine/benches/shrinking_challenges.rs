@@ -15,6 +15,7 @@
 //! `GEIST_BENCH_FIRST_SEED` (default 0) where they start,
 //! `GEIST_BENCH_ONLY` (comma-separated names) to run a subset,
 //! `GEIST_BENCH_FIRST` to print each seed's first failure and shrink cost,
+//! `GEIST_BENCH_PASSES` to print what each shrink pass spent per challenge,
 //! `GEIST_BENCH_MAX_CASES` (default 1,000,000) test cases before giving up.
 //!
 //! Run: `cargo bench -p geist-engine --bench shrinking_challenges`.
@@ -574,6 +575,8 @@ struct SeedResult {
     executions: u64,
     /// CPU time of the whole run (wall time where unavailable).
     seconds: f64,
+    /// What each shrink pass did.
+    passes: Vec<geist_engine::shrink::PassStatistics>,
 }
 
 fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
@@ -648,6 +651,7 @@ fn run_seed(challenge: &Challenge, seed: u128, max_cases: u64) -> SeedResult {
         after_first_failure,
         executions: result.test_cases,
         seconds,
+        passes: result.shrink_statistics,
     }
 }
 
@@ -734,6 +738,27 @@ fn bench() {
             mean(&executions),
             mean(&ms),
         );
+        if std::env::var_os("GEIST_BENCH_PASSES").is_some() {
+            let mut passes: Vec<geist_engine::shrink::PassStatistics> = Vec::new();
+            for r in &results {
+                for p in &r.passes {
+                    match passes.iter_mut().find(|q| q.name == p.name) {
+                        Some(q) => q.add(p),
+                        None => passes.push(p.clone()),
+                    }
+                }
+            }
+            passes.sort_by_key(|p| std::cmp::Reverse(p.calls));
+            for p in passes.iter().filter(|p| p.calls > 0) {
+                eprintln!(
+                    "    {}: {} {:.2} test cases per run, {} improvements",
+                    challenge.name,
+                    p.name,
+                    p.calls as f64 / results.len() as f64,
+                    p.improvements
+                );
+            }
+        }
         if std::env::var_os("GEIST_BENCH_VERBOSE").is_some() {
             for (shown, n) in ranked.iter().skip(1) {
                 eprintln!("    {}: {n} x `{shown}`", challenge.name);

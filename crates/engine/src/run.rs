@@ -291,8 +291,11 @@ impl Replay for RunnerReplay<'_, '_, '_, '_> {
         data
     }
 
-    fn is_known(&mut self, choices: &[ChoiceValue]) -> bool {
-        !self.runner.nondeterministic() && self.runner.tree.replay_is_known(choices)
+    fn known_length(&mut self, choices: &[ChoiceValue]) -> Option<usize> {
+        if self.runner.nondeterministic() {
+            return None;
+        }
+        self.runner.tree.known_replay_length(choices)
     }
 
     fn runs_past(&mut self, choices: &[ChoiceValue]) -> bool {

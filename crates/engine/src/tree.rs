@@ -1064,17 +1064,20 @@ impl DataTree {
     /// walk a path some earlier test case walked to its end: its outcome is
     /// then already known. False when any step is unknown or ambiguous.
     pub fn replay_is_known(&self, choices: &[ChoiceValue]) -> bool {
+        self.known_replay_length(choices).is_some()
+    }
+
+    /// How many choices replaying `choices` makes, when the replay is known
+    /// ([`DataTree::replay_is_known`]).
+    pub fn known_replay_length(&self, choices: &[ChoiceValue]) -> Option<usize> {
         let (mut at, mut i) = (Position::at(0), 0usize);
         loop {
             if self.known(at).ends_here {
                 // A deterministic test always ends here after these choices;
                 // if some test case also went on from here, it is not.
-                return self.child_count(at) == 0;
+                return (self.child_count(at) == 0).then_some(i);
             }
-            match self.replay_step(at, choices.get(i)) {
-                Some(child) => at = child,
-                None => return false,
-            }
+            at = self.replay_step(at, choices.get(i))?;
             i += 1;
         }
     }
@@ -1111,7 +1114,8 @@ impl DataTree {
 
     /// The position a replay moves to from `at` when the choice it offers
     /// there is `offered` (`None`: past the end of its choices): a forced
-    /// choice ignores it, a misfit or a missing one is the simplest value.
+    /// choice ignores it, a misfit is its stand-in
+    /// ([`Constraints::stand_in`]) and a missing one the simplest value.
     /// `None` when the tree cannot tell (nothing known, not deterministic,
     /// or a value no test case took there).
     fn replay_step(&self, at: Position, offered: Option<&ChoiceValue>) -> Option<Position> {
@@ -1121,7 +1125,8 @@ impl DataTree {
             (Forcing::Forced, _) => self.only_child(at).map(|(_, child)| child),
             (Forcing::Unknown | Forcing::Mixed, _) => None,
             (Forcing::Free, Some(v)) if constraints.permits(v) => self.child(at, v),
-            (Forcing::Free, _) => self.child(at, &constraints.simplest()),
+            (Forcing::Free, Some(v)) => self.child(at, &constraints.stand_in(v)),
+            (Forcing::Free, None) => self.child(at, &constraints.simplest()),
         }
     }
 }
@@ -1187,8 +1192,16 @@ mod tests {
         assert!(tree.replay_is_known(&[i(0)]));
         assert!(tree.replay_is_known(&[]), "the empty prefix replays as [0]");
         assert!(
+            tree.replay_is_known(&[ChoiceValue::Boolean(false)]),
+            "a trivial misfit replays as the simplest value"
+        );
+        assert!(
             tree.replay_is_known(&[i(-7)]),
-            "a misfit replays as the simplest value"
+            "an out-of-bounds misfit replays as the simplest value"
+        );
+        assert!(
+            !tree.replay_is_known(&[ChoiceValue::Boolean(true)]),
+            "a non-trivial misfit of another kind replays as the value next to the simplest (1)"
         );
         assert!(
             tree.replay_is_known(&[i(3)]),

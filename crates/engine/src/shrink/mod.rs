@@ -54,10 +54,11 @@ pub trait Replay {
     /// Replays `choices` (simplest values beyond them) and returns the concluded data.
     fn replay(&mut self, choices: Vec<ChoiceValue>) -> TestData;
 
-    /// Whether replaying `choices` would only repeat a test case already run
-    /// (so its outcome is known and the shrinker need not run it).
-    fn is_known(&mut self, _choices: &[ChoiceValue]) -> bool {
-        false
+    /// How many choices replaying `choices` makes, if that replay would only
+    /// repeat a test case already run (so its outcome is known and the
+    /// shrinker need not run it).
+    fn known_length(&mut self, _choices: &[ChoiceValue]) -> Option<usize> {
+        None
     }
 
     /// Whether replaying `choices` is known to need choices past their end.
@@ -97,12 +98,25 @@ pub struct Shrinker<'a> {
     /// Integer choices (position, value) that `minimize_choices` could not
     /// move on their own in the current round.
     stuck: HashSet<(usize, i128)>,
+    /// The last candidate considered and not kept, run or known to the
+    /// choice tree: what a pass that changed the shape learns from it.
+    last_run: Option<LastRun>,
     /// What to print to stderr while shrinking (`GEIST_SHRINK_DEBUG`).
     debug: Debug,
     /// The order the passes run in, as indices into [`schedule::PASSES`].
     order: Vec<usize>,
     /// What each pass did, in [`schedule::PASSES`] order.
     statistics: Vec<PassStatistics>,
+}
+
+/// What the shrinker learned from the last candidate it considered.
+struct LastRun {
+    /// The candidate's length.
+    length: usize,
+    /// How many choices its replay made.
+    realized_length: usize,
+    /// The choices its replay made, if it ran (a known replay's are not kept).
+    realized: Option<Vec<ChoiceNode>>,
 }
 
 /// `GEIST_SHRINK_DEBUG`: unset prints nothing; set, each pass's calls,
@@ -169,6 +183,7 @@ impl<'a> Shrinker<'a> {
             rounds: 0,
             polish: false,
             stuck: HashSet::new(),
+            last_run: None,
             debug: Debug::from_env(),
             order: (0..schedule::PASSES.len()).collect(),
             statistics: schedule::new_statistics(),
@@ -209,6 +224,7 @@ impl<'a> Shrinker<'a> {
         refuse_running_past: bool,
     ) -> bool {
         self.attempts += 1;
+        self.last_run = None;
         if self.exhausted() {
             return false;
         }
@@ -221,15 +237,43 @@ impl<'a> Shrinker<'a> {
             return false;
         }
         self.seen.insert(candidate.clone());
-        if self.replay.is_known(&candidate) {
+        if self.is_known(&candidate) {
             return false;
         }
+        self.run(candidate)
+    }
+
+    /// Whether the choice tree knows how replaying `candidate` ends (then it
+    /// need not run, and its length is noted in `last_run`).
+    fn is_known(&mut self, candidate: &[ChoiceValue]) -> bool {
+        match self.replay.known_length(candidate) {
+            Some(realized_length) => {
+                self.last_run = Some(LastRun {
+                    length: candidate.len(),
+                    realized_length,
+                    realized: None,
+                });
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Runs a candidate the caller has vetted (not seen, not known); true if
+    /// it became the new best.
+    fn run(&mut self, candidate: Vec<ChoiceValue>) -> bool {
         self.calls += 1;
         let shown = (self.debug == Debug::Candidates).then(|| format!("{candidate:?}"));
+        let length = candidate.len();
         let data = self.replay.replay(candidate);
         if let Some(shown) = shown {
             eprintln!("  ran {shown} -> {:?}", data.status);
         }
+        self.last_run = Some(LastRun {
+            length,
+            realized_length: data.nodes.len(),
+            realized: Some(data.nodes.clone()),
+        });
         if data.status != Some(Status::Interesting) {
             return false;
         }
@@ -253,6 +297,38 @@ impl<'a> Shrinker<'a> {
         } else {
             false
         }
+    }
+
+    /// Runs a candidate that need not be simpler than the best example at its
+    /// first difference (a value raised, a `one_of` moved to a later branch):
+    /// its replay may take a path that makes fewer choices, and that shorter
+    /// sequence is kept if it still fails. Seen and known candidates are
+    /// refused as [`Shrinker::consider`] refuses them. True if it became the
+    /// new best.
+    pub fn consider_reshaped(&mut self, mut candidate: Vec<ChoiceValue>) -> bool {
+        self.attempts += 1;
+        self.last_run = None;
+        if self.exhausted() {
+            return false;
+        }
+        candidate.truncate(self.best.nodes.len());
+        if self.seen.contains(&candidate) {
+            return false;
+        }
+        self.seen.insert(candidate.clone());
+        if self.is_known(&candidate) {
+            return false;
+        }
+        self.run(candidate)
+    }
+
+    /// How many fewer choices the last candidate's replay made than the
+    /// candidate held (its shape changed: a count went down), if any.
+    fn last_run_lost(&self) -> Option<usize> {
+        self.last_run
+            .as_ref()
+            .map(|run| run.length.saturating_sub(run.realized_length))
+            .filter(|&lost| lost > 0)
     }
 
     /// Whether `candidate` may be simpler than the best example: shorter, or

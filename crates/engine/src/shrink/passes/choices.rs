@@ -34,7 +34,9 @@ pub(in crate::shrink) fn minimize_choices(s: &mut Shrinker) {
                     integer::shrink_integer(
                         *v,
                         *c,
-                        &mut Attempts::new(s, |s, x: &i128| s.try_set(i, ChoiceValue::Integer(*x))),
+                        &mut Attempts::new(s, |s, x: &i128| {
+                            try_set_deleting_lost(s, i, ChoiceValue::Integer(*x))
+                        }),
                     );
                     if s.improvements == before {
                         s.stuck.insert((i, *v));
@@ -96,6 +98,30 @@ pub(in crate::shrink) fn minimize_choices(s: &mut Shrinker) {
             s.stuck.insert((i, v));
         }
     }
+}
+
+/// Tries the best example with choice `i` set to `value`; if that fails but
+/// its replay made fewer choices than the candidate holds (the value sized
+/// what follows it, as a count does), tries it once more with that many
+/// choices right after `i` deleted: what the count no longer asks for goes,
+/// and the choices after it line up again (Hypothesis' `try_shrinking_nodes`).
+fn try_set_deleting_lost(s: &mut Shrinker, i: usize, value: ChoiceValue) -> bool {
+    let mut candidate = s.best.choices();
+    if i >= candidate.len() {
+        return false;
+    }
+    candidate[i] = value;
+    if s.consider(candidate.clone()) {
+        return true;
+    }
+    let Some(lost) = s.last_run_lost() else {
+        return false;
+    };
+    if i + 1 + lost > candidate.len() {
+        return false;
+    }
+    candidate.drain(i + 1..i + 1 + lost);
+    s.consider(candidate)
 }
 
 /// Lowers every copy of a duplicated integer value together (bugs that need
@@ -166,6 +192,41 @@ pub(in crate::shrink) fn lower_integers_together(s: &mut Shrinker) {
         let mut attempts = Attempts::new(s, attempt);
         if !attempts.holds(&0) {
             integer::shrink_distance(value.abs_diff(target), &mut attempts);
+        }
+        lower_pairs_of_copies(s, value, &positions);
+    }
+}
+
+/// When three or more choices share a value and lowering them all together
+/// did not work, some of the copies may be equal by coincidence (a tag that
+/// happens to equal two labels that must match): each pair of them goes to
+/// its simplest value together, in one test case per pair (at most
+/// `MAX_PAIRS` pairs).
+fn lower_pairs_of_copies(s: &mut Shrinker, value: i128, positions: &[usize]) {
+    const MAX_PAIRS: usize = 15;
+    let unchanged = |s: &Shrinker| {
+        positions
+            .iter()
+            .all(|&p| s.best.nodes.get(p).map(|n| &n.value) == Some(&ChoiceValue::Integer(value)))
+    };
+    if positions.len() < 3 || !unchanged(s) {
+        return;
+    }
+    let pairs = positions
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &a)| positions[k + 1..].iter().map(move |&b| (a, b)))
+        .take(MAX_PAIRS);
+    for (a, b) in pairs {
+        if s.exhausted() {
+            return;
+        }
+        let mut candidate = s.best.choices();
+        for p in [a, b] {
+            candidate[p] = s.best.nodes[p].constraints.simplest();
+        }
+        if s.consider(candidate) {
+            return;
         }
     }
 }
@@ -361,19 +422,26 @@ pub(in crate::shrink) fn redistribute_pairs(s: &mut Shrinker) {
                 (
                     ChoiceValue::String(x),
                     ChoiceValue::String(y),
-                    _,
-                    Constraints::String { size, .. },
+                    Constraints::String { size: sx, .. },
+                    Constraints::String { size: sy, .. },
                 ) => {
-                    // Move characters from the first string to the second.
-                    if x.is_empty() {
-                        continue;
-                    }
-                    let mut ny = x.clone();
-                    ny.extend_from_slice(y);
-                    if ny.len() <= size.max_size {
+                    if let Some((nx, ny)) = move_elements(x, y, sx.min_size, sy.max_size) {
                         let mut candidate = s.best.choices();
-                        candidate[i] = a.constraints.simplest();
+                        candidate[i] = ChoiceValue::String(nx);
                         candidate[j] = ChoiceValue::String(ny);
+                        s.consider(candidate);
+                    }
+                }
+                (
+                    ChoiceValue::Bytes(x),
+                    ChoiceValue::Bytes(y),
+                    Constraints::Bytes(sx),
+                    Constraints::Bytes(sy),
+                ) => {
+                    if let Some((nx, ny)) = move_elements(x, y, sx.min_size, sy.max_size) {
+                        let mut candidate = s.best.choices();
+                        candidate[i] = ChoiceValue::Bytes(nx);
+                        candidate[j] = ChoiceValue::Bytes(ny);
                         s.consider(candidate);
                     }
                 }
@@ -381,4 +449,27 @@ pub(in crate::shrink) fn redistribute_pairs(s: &mut Shrinker) {
             }
         }
     }
+}
+
+/// Moves as many elements as the sizes allow from the end of the first of two
+/// strings (or byte strings) to the front of the second, so the first, more
+/// significant one gets shorter while the total length stays: the first
+/// keeps at least `min_first` elements, the second gets at most
+/// `max_second`. `None` when nothing can move.
+fn move_elements<T: Clone>(
+    first: &[T],
+    second: &[T],
+    min_first: usize,
+    max_second: usize,
+) -> Option<(Vec<T>, Vec<T>)> {
+    let movable = first.len().saturating_sub(min_first);
+    let room = max_second.saturating_sub(second.len());
+    let moved = movable.min(room);
+    if moved == 0 {
+        return None;
+    }
+    let keep = first.len() - moved;
+    let mut new_second = first[keep..].to_vec();
+    new_second.extend_from_slice(second);
+    Some((first[..keep].to_vec(), new_second))
 }

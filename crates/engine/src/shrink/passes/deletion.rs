@@ -6,7 +6,7 @@
 //! before them lowered (a count and what it counts), and cuts after a coin
 //! raised to `true`.
 
-use super::{find_integer, sibling_chain};
+use super::{decides_element, find_integer, lower_once, sibling_chain};
 use crate::choice::{ChoiceValue, Constraints};
 use crate::shrink::Shrinker;
 use crate::shrink::search::bisect;
@@ -59,14 +59,94 @@ pub(in crate::shrink) fn delete_spans(s: &mut Shrinker) {
         let Some(span) = s.best.spans.get(i).cloned() else {
             return;
         };
-        if span.end <= s.best.nodes.len()
-            && span.start < span.end
-            && s.try_replace(span.start..span.end, &[])
-        {
+        if span.end > s.best.nodes.len() || span.start >= span.end {
+            continue;
+        }
+        if s.try_replace(span.start..span.end, &[]) {
             delete_preceding_siblings(s, &span);
+            i = i.min(s.best.spans.len());
+        } else if s.polish
+            && span.label == crate::data::labels::COLLECTION_ELEMENT
+            && delete_with_follower_nudged(s, &span)
+        {
             i = i.min(s.best.spans.len());
         }
     }
+}
+
+/// Deletes a collection element together with a one-step change to the
+/// choice right after its collection: an index into the list, its declared
+/// length, a parity flag, a second list or string that must be as long
+/// often has to move with the deletion, and no other deletion looks past
+/// the collection's end (libhegel's `delete_spans` nudges the same way).
+/// The changes: an integer one step simpler, a boolean flipped, a string or
+/// byte string one element shorter, a following collection's first element
+/// deleted.
+fn delete_with_follower_nudged(s: &mut Shrinker, element: &crate::data::Span) -> bool {
+    let nodes = &s.best.nodes;
+    let ends = sibling_chain(s, element.label, element.depth, element.end, true);
+    let closing = ends.last().copied().unwrap_or(element.end);
+    if !matches!(
+        nodes.get(closing).map(|n| &n.value),
+        Some(ChoiceValue::Boolean(false))
+    ) {
+        return false;
+    }
+    let follower = closing + 1;
+    let Some(node) = nodes.get(follower).cloned() else {
+        return false;
+    };
+    let width = element.end - element.start;
+    let mut deleted = s.best.choices();
+    deleted.drain(element.start..element.end);
+    let at = follower - width;
+    let mut candidates: Vec<Vec<ChoiceValue>> = Vec::new();
+    let mut nudge = |value: ChoiceValue| {
+        let mut candidate = deleted.clone();
+        candidate[at] = value;
+        candidates.push(candidate);
+    };
+    match (&node.value, &node.constraints) {
+        _ if node.forced => {}
+        (ChoiceValue::Integer(_), _) => {
+            if let Some(lowered) = lower_once(&node) {
+                nudge(lowered);
+            }
+        }
+        // A flag, not another collection's "one more?" choice (the next
+        // collection's elements are handled below).
+        (ChoiceValue::Boolean(b), _) if !decides_element(s, follower) => {
+            nudge(ChoiceValue::Boolean(!b))
+        }
+        (ChoiceValue::String(v), Constraints::String { size, .. }) if v.len() > size.min_size => {
+            nudge(ChoiceValue::String(v[..v.len() - 1].to_vec()))
+        }
+        (ChoiceValue::Bytes(v), Constraints::Bytes(size)) if v.len() > size.min_size => {
+            nudge(ChoiceValue::Bytes(v[..v.len() - 1].to_vec()))
+        }
+        _ => {}
+    }
+    // A following collection's first innermost element (the first to end),
+    // deleted too.
+    if let Some(next) = s
+        .best
+        .spans
+        .iter()
+        .filter(|sp| {
+            sp.label == crate::data::labels::COLLECTION_ELEMENT
+                && sp.start >= follower
+                && sp.start < sp.end
+                && sp.end <= nodes.len()
+        })
+        .min_by_key(|sp| sp.end)
+    {
+        let mut candidate = deleted.clone();
+        candidate.drain(next.start - width..next.end - width);
+        candidates.push(candidate);
+    }
+    candidates
+        .into_iter()
+        .any(|candidate| s.consider(candidate))
 }
 
 /// Shortens each collection whose last elements are already at their
@@ -261,20 +341,6 @@ fn stays_aligned(nodes: &[crate::choice::ChoiceNode], start: usize, k: usize) ->
     (start..nodes.len().saturating_sub(k))
         .take(2)
         .all(|j| crate::tree::same_kind(&nodes[j].constraints, &nodes[j + k].constraints))
-}
-
-/// A free integer choice one step simpler, if there is one.
-fn lower_once(node: &crate::choice::ChoiceNode) -> Option<ChoiceValue> {
-    match (&node.value, &node.constraints) {
-        (ChoiceValue::Integer(v), Constraints::Integer(c)) if !node.forced => {
-            let index = c.index_of(*v);
-            if index == 0 {
-                return None;
-            }
-            c.value_at(index - 1).map(ChoiceValue::Integer)
-        }
-        _ => None,
-    }
 }
 
 /// Lowers an integer by one step toward its simplest value and deletes one

@@ -6,6 +6,7 @@
 pub(super) mod choices;
 pub(super) mod deletion;
 pub(super) mod reordering;
+pub(super) mod reshaping;
 pub(super) mod simplification;
 
 use super::Shrinker;
@@ -35,6 +36,31 @@ fn sibling_chain(s: &Shrinker, label: u64, depth: usize, at: usize, forwards: bo
         at = to;
     }
     chain
+}
+
+/// Whether choice `i` of the best example decides whether a collection
+/// draws another element: it starts an element, or it is the "no more"
+/// choice right after one. (The "no more" choice of an empty collection has
+/// no element next to it to tell it apart.)
+fn decides_element(s: &Shrinker, i: usize) -> bool {
+    s.best.spans.iter().any(|sp| {
+        sp.label == crate::data::labels::COLLECTION_ELEMENT && (sp.start == i || sp.end == i)
+    })
+}
+
+/// A free integer choice one step simpler, if there is one.
+fn lower_once(node: &crate::choice::ChoiceNode) -> Option<crate::choice::ChoiceValue> {
+    use crate::choice::{ChoiceValue, Constraints};
+    match (&node.value, &node.constraints) {
+        (ChoiceValue::Integer(v), Constraints::Integer(c)) if !node.forced => {
+            let index = c.index_of(*v);
+            if index == 0 {
+                return None;
+            }
+            c.value_at(index - 1).map(ChoiceValue::Integer)
+        }
+        _ => None,
+    }
 }
 
 /// Which choices decided to draw a collection element, for the current best

@@ -54,10 +54,43 @@ pub fn shrink_distance(d: u128, attempt: &mut dyn Predicate<u128>) {
         let base = d;
         let n = find_integer(|n| n <= base && !attempt.stopped() && attempt.holds(&(base - n)));
         d = base - n;
+        d = shrink_decimal(d, attempt);
         if d == before || attempt.stopped() {
             return;
         }
     }
+}
+
+/// Decimal moves for a distance that is a multiple of 100 (a value a test
+/// builds from decimal units: multiples of 1000, an amount in cents): the
+/// binary moves (halving, masking bits) leave its decimal structure, so
+/// `15_625_000` (a multiple of 1000) cannot reach `1000` by them, nor
+/// `10_500` (500 past a multiple of 1000) reach `500`. It divides by 5 and
+/// 2 while that works, then keeps only the lowest decimal digits (the
+/// distance modulo 1000, 10 000, ...). Returns the new distance.
+fn shrink_decimal(d: u128, attempt: &mut dyn Predicate<u128>) -> u128 {
+    let mut d = d;
+    if d == 0 || !d.is_multiple_of(100) {
+        return d;
+    }
+    for factor in [5, 2] {
+        while d.is_multiple_of(factor) && !attempt.stopped() && attempt.holds(&(d / factor)) {
+            d /= factor;
+        }
+    }
+    let mut unit = 1000u128;
+    while unit < d && !attempt.stopped() {
+        let low = d % unit;
+        if low != 0 && attempt.holds(&low) {
+            d = low;
+            break;
+        }
+        match unit.checked_mul(10) {
+            Some(next) => unit = next,
+            None => break,
+        }
+    }
+    d
 }
 
 /// Shrinks an integer `v` permitted by `c` toward its simplest value: the
@@ -213,6 +246,17 @@ mod tests {
         let mut counting = Counting::new(|x: &i128| *x == 1 << 70);
         shrink_integer(1 << 70, c, &mut counting);
         assert!(counting.calls <= 12, "{} calls", counting.calls);
+    }
+
+    #[test]
+    fn decimal_values_shrink_by_dividing_and_keeping_low_digits() {
+        let c = IntegerConstraints::bounded(0, 1_000_000_000);
+        let multiple_of_1000 = |x: &i128| *x > 0 && x % 1000 == 0;
+        assert_eq!(shrunk(15_625_000, c, multiple_of_1000), 1000);
+        assert_eq!(shrunk(250_000, c, multiple_of_1000), 1000);
+        let upper_half = |x: &i128| x % 1000 >= 500;
+        assert_eq!(shrunk(10_500, c, upper_half), 500);
+        assert_eq!(shrunk(33_000_500, c, upper_half), 500);
     }
 
     #[test]
