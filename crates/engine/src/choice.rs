@@ -529,40 +529,6 @@ impl Constraints {
         }
     }
 
-    /// The value a replay takes where the recorded value `misfit` is not
-    /// permitted here (a candidate whose shape changed: a `one_of` switched
-    /// to another branch, a float now read as a boolean). A misfit of another
-    /// kind that was not trivial (true, non-zero, non-empty) stands in as a
-    /// simple value that is not the simplest (true, the integer next to the
-    /// simplest, 1.0): what made it non-trivial likely mattered, so a shrink
-    /// that switches a branch keeps "something non-zero" there (libhegel's
-    /// replay does the same, its "unit" value). Any other misfit, and one
-    /// of the same kind out of bounds (a deletion that shifted the choices
-    /// by one), stands in as the simplest value, as in Hypothesis.
-    pub fn stand_in(&self, misfit: &ChoiceValue) -> ChoiceValue {
-        let trivial = match misfit {
-            ChoiceValue::Boolean(v) => !v,
-            ChoiceValue::Integer(v) => *v == 0,
-            ChoiceValue::Float(v) => *v == 0.0 && v.is_sign_positive(),
-            ChoiceValue::Bytes(v) => v.is_empty(),
-            ChoiceValue::String(v) => v.is_empty(),
-        };
-        let simplest = self.simplest();
-        if trivial || std::mem::discriminant(misfit) == std::mem::discriminant(&simplest) {
-            return simplest;
-        }
-        let unit = match self {
-            Constraints::Integer(c) => c.value_at(1).map(ChoiceValue::Integer),
-            Constraints::Boolean { .. } => Some(ChoiceValue::Boolean(true)),
-            Constraints::Float(_) => [1.0, -1.0, 2.0]
-                .into_iter()
-                .map(ChoiceValue::Float)
-                .find(|v| *v != simplest && self.permits(v)),
-            Constraints::Bytes(_) | Constraints::String { .. } => None,
-        };
-        unit.filter(|v| self.permits(v)).unwrap_or(simplest)
-    }
-
     /// The simplest permitted value.
     pub fn simplest(&self) -> ChoiceValue {
         match self {
@@ -624,50 +590,6 @@ mod tests {
         for (value, size) in cases {
             assert_eq!(value.serialized_size(), size, "{value:?}");
         }
-    }
-
-    #[test]
-    fn a_misfit_stands_in_as_simplest_only_when_it_was_trivial() {
-        let boolean = Constraints::Boolean { p: 0.5 };
-        let digit = Constraints::Integer(IntegerConstraints::bounded(0, 9));
-        let any_float = Constraints::Float(FloatConstraints {
-            min: f64::NEG_INFINITY,
-            max: f64::INFINITY,
-            allow_nan: false,
-            width: 64,
-        });
-        // A float 1.0 read where a boolean is drawn (a one_of switched branch).
-        assert_eq!(
-            boolean.stand_in(&ChoiceValue::Float(1.0)),
-            ChoiceValue::Boolean(true)
-        );
-        assert_eq!(
-            boolean.stand_in(&ChoiceValue::Integer(0)),
-            ChoiceValue::Boolean(false)
-        );
-        assert_eq!(
-            digit.stand_in(&ChoiceValue::Boolean(true)),
-            ChoiceValue::Integer(1)
-        );
-        assert_eq!(
-            digit.stand_in(&ChoiceValue::Integer(-3)),
-            ChoiceValue::Integer(0),
-            "the same kind out of bounds: the simplest value"
-        );
-        assert_eq!(
-            any_float.stand_in(&ChoiceValue::Boolean(true)),
-            ChoiceValue::Float(1.0)
-        );
-        assert_eq!(
-            any_float.stand_in(&ChoiceValue::Bytes(vec![])),
-            ChoiceValue::Float(0.0)
-        );
-        // Only one value permitted: that one.
-        let fixed = Constraints::Integer(IntegerConstraints::bounded(4, 4));
-        assert_eq!(
-            fixed.stand_in(&ChoiceValue::Boolean(true)),
-            ChoiceValue::Integer(4)
-        );
     }
 
     #[test]
