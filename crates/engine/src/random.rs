@@ -647,37 +647,44 @@ mod tests {
         assert!(small <= 80, "{small} <= 255");
     }
 
+    /// `draws` floats of an unbounded range of `width` bits (NaN allowed)
+    /// from `seed`.
+    fn unbounded_floats(seed: u64, width: u8, draws: usize) -> Vec<f64> {
+        let mut source = Source::from_seed(seed);
+        let unbounded = Constraints::Float(FloatConstraints {
+            min: f64::NEG_INFINITY,
+            max: f64::INFINITY,
+            allow_nan: true,
+            width,
+        });
+        (0..draws)
+            .map(|_| match float(&mut source, &unbounded, &[]) {
+                ChoiceValue::Float(v) => v,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// The share of `values` for which `f` holds.
+    fn share_of(values: &[f64], f: impl Fn(f64) -> bool) -> f64 {
+        values.iter().filter(|&&v| f(v)).count() as f64 / values.len() as f64
+    }
+
     /// Unbounded 32-bit floats: candidates too large for the width land in
     /// its finite range rather than at infinity, so values above half of
     /// `f32::MAX` are common and infinities stay a small share (hegeltest's
     /// `f32_unbounded_is_mostly_finite_with_extreme_magnitudes`).
     #[test]
     fn unbounded_narrow_floats_are_mostly_finite_with_large_magnitudes() {
-        let mut source = Source::from_seed(7);
-        let f32s = Constraints::Float(FloatConstraints {
-            min: f64::NEG_INFINITY,
-            max: f64::INFINITY,
-            allow_nan: true,
-            width: 32,
-        });
-        let draws = 20_000;
-        let values: Vec<f64> = (0..draws)
-            .map(|_| match float(&mut source, &f32s, &[]) {
-                ChoiceValue::Float(v) => v,
-                other => panic!("{other:?}"),
-            })
-            .collect();
+        let values = unbounded_floats(7, 32, 20_000);
         assert!(
             values
                 .iter()
                 .all(|v| v.is_nan() || f64::from(*v as f32) == *v)
         );
-        let share = |f: &dyn Fn(f64) -> bool| {
-            values.iter().filter(|&&v| f(v)).count() as f64 / draws as f64
-        };
         let half_max = f64::from(f32::MAX) / 2.0;
-        let large = share(&|v| v.is_finite() && v.abs() > half_max);
-        let infinite = share(&|v| v.is_infinite());
+        let large = share_of(&values, |v| v.is_finite() && v.abs() > half_max);
+        let infinite = share_of(&values, |v| v.is_infinite());
         assert!(large > 0.02, "near-max {large}");
         assert!((0.005..0.1).contains(&infinite), "infinite {infinite}");
     }
@@ -687,23 +694,9 @@ mod tests {
     /// draws, -inf 0.4%, subnormals about 3%).
     #[test]
     fn special_floats_are_common_but_not_concentrated() {
-        let mut source = Source::from_seed(4);
-        let unbounded = Constraints::Float(FloatConstraints {
-            min: f64::NEG_INFINITY,
-            max: f64::INFINITY,
-            allow_nan: true,
-            width: 64,
-        });
         let draws = 20_000;
-        let values: Vec<f64> = (0..draws)
-            .map(|_| match float(&mut source, &unbounded, &[]) {
-                ChoiceValue::Float(v) => v,
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        let share = |f: &dyn Fn(f64) -> bool| {
-            values.iter().filter(|&&v| f(v)).count() as f64 / draws as f64
-        };
+        let values = unbounded_floats(4, 64, draws);
+        let share = |f: &dyn Fn(f64) -> bool| share_of(&values, f);
         let nan = share(&|v| v.is_nan());
         let negative_infinity = share(&|v| v == f64::NEG_INFINITY);
         let negative_zero = share(&|v| v == 0.0 && v.is_sign_negative());
@@ -726,6 +719,7 @@ mod tests {
         );
 
         // Bounded: each bound about 2-3% of draws, never out of bounds.
+        let mut source = Source::from_seed(5);
         let unit = Constraints::Float(FloatConstraints {
             min: 0.0,
             max: 1.0,
