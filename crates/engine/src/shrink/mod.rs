@@ -115,8 +115,10 @@ struct LastRun {
     length: usize,
     /// How many choices its replay made.
     realized_length: usize,
-    /// The choices its replay made, if it ran (a known replay's are not kept).
-    realized: Option<Vec<ChoiceNode>>,
+    /// The values of the choices its replay made, kept only for a candidate
+    /// of [`Shrinker::consider_reshaped`] that ran (copying every run's
+    /// choices would cost each shrink execution a copy of the test case).
+    realized: Option<Vec<ChoiceValue>>,
 }
 
 /// `GEIST_SHRINK_DEBUG`: unset prints nothing; set, each pass's calls,
@@ -240,7 +242,7 @@ impl<'a> Shrinker<'a> {
         if self.is_known(&candidate) {
             return false;
         }
-        self.run(candidate)
+        self.run(candidate, false)
     }
 
     /// Whether the choice tree knows how replaying `candidate` ends (then it
@@ -260,8 +262,9 @@ impl<'a> Shrinker<'a> {
     }
 
     /// Runs a candidate the caller has vetted (not seen, not known); true if
-    /// it became the new best.
-    fn run(&mut self, candidate: Vec<ChoiceValue>) -> bool {
+    /// it became the new best. `keep_realized`: note the replay's values in
+    /// `last_run`.
+    fn run(&mut self, candidate: Vec<ChoiceValue>, keep_realized: bool) -> bool {
         self.calls += 1;
         let shown = (self.debug == Debug::Candidates).then(|| format!("{candidate:?}"));
         let length = candidate.len();
@@ -272,7 +275,7 @@ impl<'a> Shrinker<'a> {
         self.last_run = Some(LastRun {
             length,
             realized_length: data.nodes.len(),
-            realized: Some(data.nodes.clone()),
+            realized: keep_realized.then(|| data.nodes.iter().map(|n| n.value.clone()).collect()),
         });
         if data.status != Some(Status::Interesting) {
             return false;
@@ -319,7 +322,7 @@ impl<'a> Shrinker<'a> {
         if self.is_known(&candidate) {
             return false;
         }
-        self.run(candidate)
+        self.run(candidate, true)
     }
 
     /// How many fewer choices the last candidate's replay made than the

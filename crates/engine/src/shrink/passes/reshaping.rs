@@ -108,17 +108,16 @@ fn raise_at(s: &mut Shrinker, i: usize, raised: ChoiceValue) -> Raised {
     // Worth repairing only if the raise took another path that did not run
     // past the candidate's end: a path that needs more choices (a
     // collection that goes on) is not made shorter by a change here.
-    let realized: Vec<ChoiceValue> = match s.last_run.as_ref().and_then(|run| run.realized.as_ref())
-    {
-        Some(nodes) => nodes.iter().map(|n| n.value.clone()).collect(),
-        None => return Raised::Fruitless,
+    let Some(realized) = s.last_run.as_mut().and_then(|run| run.realized.take()) else {
+        return Raised::Fruitless;
     };
     if realized.len() > candidate.len() || realized == candidate {
         return Raised::Fruitless;
     }
     let window_end = candidate.len().min(i + 1 + REPAIR_WINDOW);
     // The new path's own choices, one of them raised: the replay read them
-    // from the old path's values, and a stand-in may not be what fails.
+    // from the old path's values, and the simplest value a misfit became
+    // may not be what fails.
     for j in i + 1..window_end.min(realized.len()) {
         if s.exhausted() {
             return Raised::PathChanged;
