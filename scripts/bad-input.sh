@@ -33,7 +33,8 @@ for tool in python3 mkfifo setpriv; do
     command -v "$tool" >/dev/null || { echo "bad-input: $tool is missing" >&2; exit 2; }
 done
 
-cargo build --locked -q -p geist-cli -p geist-server || exit 2
+. "$root/scripts/cargo-builds.sh"
+geist_debug_builds || exit 2
 geist="$target/debug/geist"
 server="$target/debug/geist-server"
 client="$root/scripts/bad_input_client.py"

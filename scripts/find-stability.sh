@@ -21,7 +21,8 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 
 servers=()
 if [ "$which" = geist ] || [ "$which" = both ]; then
-    cargo build --quiet --locked -p geist-server
+    . "$root/scripts/cargo-builds.sh"
+    (cd "$root" && geist_debug_builds)
     servers+=("geist-server=$target/debug/geist-server")
 fi
 if [ "$which" = hegel-core ] || [ "$which" = both ]; then

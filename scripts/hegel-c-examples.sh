@@ -30,7 +30,8 @@ if [ ! -f "$src/examples/hegel_check.h" ]; then
 fi
 
 echo "building geist's libhegel_c (release)"
-cargo build --release --locked -p geist-hegel-c
+. scripts/cargo-builds.sh
+geist_release_builds
 lib="${CARGO_TARGET_DIR:-$root/target}/release"
 include="$root/crates/hegel-c/include"
 out="$work/bin"

@@ -70,7 +70,8 @@ if [ -n "${GEIST_HEGELTEST051_LIB_DIR:-}" ]; then
     [ -f "$geist_dir/libhegel_c.so" ] || { echo "no libhegel_c.so in $geist_dir" >&2; exit 1; }
 else
     echo "building geist's libhegel_c.so (release)"
-    cargo build --release --locked -p geist-hegel-c
+    . "$root/scripts/cargo-builds.sh"
+    geist_release_builds
     geist_dir="${CARGO_TARGET_DIR:-$root/target}/release"
 fi
 

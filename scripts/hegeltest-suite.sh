@@ -28,10 +28,11 @@ tests=("$@")
 # The test profile's build (what `cargo test` already compiled, opt-level 1)
 # serves the suite; GEIST_SERVER_PROFILE=release measures the shipped build.
 profile="${GEIST_SERVER_PROFILE:-debug}"
+. "$root/scripts/cargo-builds.sh"
 if [ "$profile" = release ]; then
-    cargo build --release --locked -p geist-server
+    geist_release_builds
 else
-    cargo build --locked -p geist-server
+    geist_debug_builds
 fi
 export HEGEL_SERVER_COMMAND="${CARGO_TARGET_DIR:-$root/target}/$profile/geist-server"
 

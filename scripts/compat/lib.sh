@@ -74,7 +74,7 @@ compat_reference_server() {
 # $geist_server to the binary.
 compat_geist_server() {
     echo "-- building geist-server (release)"
-    (cd "$compat_root" && cargo build --quiet --release --locked -p geist-server)
+    (cd "$compat_root" && . scripts/cargo-builds.sh && geist_release_builds)
     geist_server="$compat_target/release/geist-server"
     [ -x "$geist_server" ] || compat_fail "$geist_server missing after the build"
 }

@@ -9,6 +9,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 . "$root/scripts/hegel-core-venv.sh"
+. "$root/scripts/cargo-builds.sh"
 cd "$root"
 target="${CARGO_TARGET_DIR:-$root/target}"
 started=$(date +%s)
@@ -21,8 +22,8 @@ hegel="$venv/bin/hegel"
 [ -x "$hegel" ] || { echo "client-conformance: $hegel was not installed" >&2; exit 1; }
 
 echo "-- building the conformance binaries (release) and geist-server"
-cargo build --locked --release -p geist-client-conformance --bins
-cargo build --locked -p geist-server
+geist_release_builds
+geist_debug_builds
 server="$target/debug/geist-server"
 [ -x "$server" ] || { echo "client-conformance: $server missing" >&2; exit 1; }
 
@@ -39,11 +40,12 @@ for peer in "geist-server:$server:properties shrinking generators stateful macro
     name="${peer%%:*}"
     rest="${peer#*:}"
     command="${rest%%:*}"
-    tests=()
-    for t in ${rest#*:}; do tests+=(--test "$t"); done
     echo "-- the client's tests over the wire against $name: ${rest#*:}"
-    GEIST_SERVER_COMMAND="$command" GEIST_DATABASE=none \
-        cargo test --locked -p geist "${tests[@]}" -- --test-threads 2
+    for t in ${rest#*:}; do
+        binary=$(geist_test_binary crates/client "$t")
+        (cd crates/client && GEIST_SERVER_COMMAND="$command" GEIST_DATABASE=none \
+            "$binary" --test-threads 2)
+    done
 done
 
 echo "client-conformance: done in $(( $(date +%s) - started )) s"

@@ -30,7 +30,8 @@ if [ ! -d "$corpus/corpus" ]; then
     tar -xzf "$corpus_tar" -C "$corpus" --strip-components=1
 fi
 
-cargo build --quiet --locked -p geist-cli
+. scripts/cargo-builds.sh
+geist_debug_builds
 geist=target/debug/geist
 
 # The sample: the vectors marked "sample" in the expectations file.

@@ -18,8 +18,10 @@ test -f "$prefix/node_modules/genlayer-js/package.json" \
     || { echo "genlayer stage: genlayer-js did not install" >&2; exit 1; }
 
 echo "-- shared Calldata vectors through the CLI"
-cargo run --quiet --locked -p geist-cli -- calldata check ../shared/data/genvm/calldata-vectors.json
+. scripts/cargo-builds.sh
+geist_debug_builds
+target/debug/geist calldata check ../shared/data/genvm/calldata-vectors.json
 
 echo "-- differential test against genlayer-js"
 GEIST_GENLAYER_JS_DIR="$PWD/$prefix" \
-    cargo test --locked -p geist-genvm --test calldata_differential -- --ignored --nocapture
+    bash -c 'cd crates/packs/genvm && "$0" --ignored --nocapture' "$(geist_test_binary crates/packs/genvm calldata_differential)"

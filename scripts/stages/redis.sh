@@ -15,6 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 target="${CARGO_TARGET_DIR:-$root/target}"
+. "$root/scripts/cargo-builds.sh"
 started=$(date +%s)
 
 # Debian 12 ships redis-server 7.0.x; a different major.minor is refused so a
@@ -38,14 +39,23 @@ case "$version" in
 esac
 
 echo "-- tests that need redis-server or strace"
-cargo test --locked -p geist-engine --lib -- --ignored database::directory::tests::the_directory_is_synced_after_each_rename
-cargo test --locked -p geist-database --features local-server --test redis_server -- --ignored
-cargo test --locked -p geist --test shared_database -- --ignored --test-threads 1
-cargo test --locked -p geist-cli --test db -- --ignored
+# The workspace tests' own binaries (geist-database's local-server feature is
+# on there: the client's and the CLI's tests enable it).
+# run_ignored CRATE_DIR TARGET KIND [TEST ARGS...]: that binary's ignored tests.
+run_ignored() {
+    local crate_dir="$1" binary
+    binary=$(geist_test_binary "$crate_dir" "$2" "$3")
+    shift 3
+    (cd "$crate_dir" && "$binary" --ignored "$@")
+}
+geist_debug_builds
+run_ignored crates/engine geist_engine lib database::directory::tests::the_directory_is_synced_after_each_rename
+run_ignored crates/database redis_server test
+run_ignored crates/client shared_database test --test-threads 1
+run_ignored crates/cli db test
 
 echo "-- hegeltest 0.16 through geist-server, database = redis://"
 src=$("$root/scripts/fetch-hegeltest.sh" 0.16.0)
-cargo build --locked -p geist-server
 export HEGEL_SERVER_COMMAND="$target/debug/geist-server"
 project="$root/target/redis-hegeltest"
 rm -rf "$project"
