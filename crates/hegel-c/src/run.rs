@@ -453,7 +453,11 @@ impl RunState {
             .take())
     }
 
-    fn hand_out(&mut self, data: Box<TestData>, capture: bool) -> AbiResult<*mut hegel_test_case_t> {
+    fn hand_out(
+        &mut self,
+        data: Box<TestData>,
+        capture: bool,
+    ) -> AbiResult<*mut hegel_test_case_t> {
         let family = Family::new(data, Some(Arc::clone(&self.handback)), capture);
         self.current = Some(Arc::clone(&family));
         hand_out_root(family)
@@ -513,7 +517,8 @@ impl RunState {
                             data
                         });
                         // A test case freed without completion counts as valid.
-                        let data = done.unwrap_or_else(|| Box::new(TestData::replaying(Vec::new(), 0)));
+                        let data =
+                            done.unwrap_or_else(|| Box::new(TestData::replaying(Vec::new(), 0)));
                         pull.resume(data)
                     } else {
                         pull.start()

@@ -10,9 +10,9 @@ use crate::generate::default_max_size;
 use crate::handles::{self, handled};
 use crate::test_case::{hegel_test_case_t, with_handle};
 use crate::text;
+use geist_engine::choice::SizeConstraints;
 use geist_engine::generate::{Schema, generate};
 use geist_engine::unicode::UnicodeVersion;
-use geist_engine::choice::SizeConstraints;
 use geist_engine::value::{Value, encode_wtf8_with_room};
 use std::sync::{Arc, LazyLock, Mutex};
 
