@@ -439,15 +439,7 @@ impl ChoiceValue {
                 1 + bit_length / 8
             }
             ChoiceValue::Bytes(bytes) => bytes.len(),
-            ChoiceValue::String(points) => points
-                .iter()
-                .map(|&p| match p {
-                    0..0x80 => 1,
-                    0x80..0x800 => 2,
-                    0x800..0x10000 => 3,
-                    _ => 4,
-                })
-                .sum(),
+            ChoiceValue::String(points) => crate::value::wtf8_len(points),
         };
         let length_bytes = if payload < 0b11111 {
             0

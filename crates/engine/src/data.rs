@@ -607,12 +607,23 @@ impl TestData {
         alphabet: Arc<CharSet>,
         size: SizeConstraints,
     ) -> Result<Vec<u32>, StopTest> {
+        self.draw_string_with(alphabet, size, <[u32]>::to_vec)
+    }
+
+    /// Draws a string over `alphabet` and returns `f` of its code points,
+    /// read where the choice is recorded (no copy of them is made).
+    pub fn draw_string_with<R>(
+        &mut self,
+        alphabet: Arc<CharSet>,
+        size: SizeConstraints,
+        f: impl FnOnce(&[u32]) -> R,
+    ) -> Result<R, StopTest> {
         match self.choose(
             Constraints::String { alphabet, size },
             None,
             crate::random::string,
         )? {
-            ChoiceValue::String(v) => Ok(v.clone()),
+            ChoiceValue::String(v) => Ok(f(v)),
             _ => unreachable!("string constraints produce strings"),
         }
     }

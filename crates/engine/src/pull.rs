@@ -46,8 +46,10 @@ enum Handback {
 /// What the run asks of its caller next.
 pub enum Next {
     /// Run this test case, conclude it, and hand it back with
-    /// [`PullRun::resume`].
-    TestCase(TestData),
+    /// [`PullRun::resume`]. Boxed: the test case passes from the run loop
+    /// to the caller and back once per test case, as a pointer rather than
+    /// a copy of the whole state.
+    TestCase(Box<TestData>),
     /// The run is over.
     Finished(RunResult),
 }
@@ -80,7 +82,7 @@ pub enum PullError {
 }
 
 #[cfg(not(miri))]
-type RunCoroutine = Coroutine<Handback, TestData, RunResult, DefaultStack>;
+type RunCoroutine = Coroutine<Handback, Box<TestData>, RunResult, DefaultStack>;
 #[cfg(miri)]
 type RunCoroutine = Coroutine;
 
@@ -107,7 +109,7 @@ impl PullRun {
         settings: RunSettings,
         database: Option<OwnedDatabase>,
     ) -> Result<PullRun, PullError> {
-        let body = move |suspend: &mut dyn FnMut(TestData) -> Handback, first: Handback| {
+        let body = move |suspend: &mut dyn FnMut(Box<TestData>) -> Handback, first: Handback| {
             if let Handback::Abort = first {
                 return RunResult {
                     stop: Some(crate::health::StopReason::Aborted),
@@ -116,7 +118,7 @@ impl PullRun {
             }
             let mut test = |data: &mut TestData| -> bool {
                 let placeholder = TestData::replaying(Vec::new(), 0);
-                let out = std::mem::replace(data, placeholder);
+                let out = Box::new(std::mem::replace(data, placeholder));
                 match suspend(out) {
                     Handback::Completed(back) => {
                         *data = *back;
@@ -161,14 +163,14 @@ impl PullRun {
 
     /// Hands back the test case last handed out, concluded, and continues
     /// the run to its next test case or its end.
-    pub fn resume(&mut self, completed: TestData) -> Result<Next, PullError> {
+    pub fn resume(&mut self, completed: Box<TestData>) -> Result<Next, PullError> {
         if self.finished {
             return Err(PullError::Finished);
         }
         if !self.outstanding {
             return Err(PullError::OutOfTurn("no test case is out to hand back"));
         }
-        Ok(self.step(Handback::Completed(Box::new(completed))))
+        Ok(self.step(Handback::Completed(completed)))
     }
 
     /// Stops the run where it is: the test case that is out (if any) is not
@@ -223,11 +225,12 @@ mod threaded {
 
     /// What the run thread sends its caller.
     pub(super) enum CoroutineResult {
-        Yield(TestData),
+        Yield(Box<TestData>),
         Return(RunResult),
     }
 
-    type Body = Box<dyn FnOnce(&mut dyn FnMut(TestData) -> Handback, Handback) -> RunResult + Send>;
+    type Body =
+        Box<dyn FnOnce(&mut dyn FnMut(Box<TestData>) -> Handback, Handback) -> RunResult + Send>;
 
     /// A run loop on its own thread, resumed like a coroutine.
     pub(super) struct Coroutine {
@@ -238,7 +241,7 @@ mod threaded {
 
     impl Coroutine {
         pub(super) fn new(
-            body: impl FnOnce(&mut dyn FnMut(TestData) -> Handback, Handback) -> RunResult
+            body: impl FnOnce(&mut dyn FnMut(Box<TestData>) -> Handback, Handback) -> RunResult
             + Send
             + 'static,
         ) -> Coroutine {
@@ -258,7 +261,7 @@ mod threaded {
                 let (to_run, run_receives) = channel::<Handback>();
                 let (run_sends, from_run) = channel::<CoroutineResult>();
                 std::thread::spawn(move || {
-                    let mut suspend = |data: TestData| -> Handback {
+                    let mut suspend = |data: Box<TestData>| -> Handback {
                         if run_sends.send(CoroutineResult::Yield(data)).is_err() {
                             return Handback::Abort;
                         }
@@ -379,7 +382,7 @@ mod tests {
     #[test]
     fn out_of_turn_calls_are_refused() {
         let mut pulled = PullRun::new(settings(1), None).expect("stack");
-        let early = pulled.resume(TestData::replaying(Vec::new(), 0));
+        let early = pulled.resume(Box::new(TestData::replaying(Vec::new(), 0)));
         assert!(matches!(early, Err(PullError::OutOfTurn(_))));
         assert!(pulled.start().is_ok());
         assert!(matches!(pulled.start(), Err(PullError::OutOfTurn(_))));

@@ -114,7 +114,26 @@ use num_bigint::BigInt;
 
 /// Encodes code points as WTF-8 (UTF-8 that also encodes lone surrogates).
 pub fn encode_wtf8(points: &[u32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(points.len());
+    encode_wtf8_with_room(points, 0)
+}
+
+/// How many bytes `points` take in WTF-8 (as in UTF-8: 1 to 4 a code point).
+pub fn wtf8_len(points: &[u32]) -> usize {
+    points
+        .iter()
+        .map(|&c| match c {
+            0..0x80 => 1,
+            0x80..0x800 => 2,
+            0x800..0x10000 => 3,
+            _ => 4,
+        })
+        .sum()
+}
+
+/// [`encode_wtf8`] into a vector with room for `extra` more bytes (a
+/// terminating NUL), sized once: no regrowth for non-ASCII text.
+pub fn encode_wtf8_with_room(points: &[u32], extra: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wtf8_len(points) + extra);
     for &c in points {
         match c {
             0..=0x7F => out.push(c as u8),

@@ -453,7 +453,11 @@ impl RunState {
             .take())
     }
 
-    fn hand_out(&mut self, data: TestData, capture: bool) -> AbiResult<*mut hegel_test_case_t> {
+    fn hand_out(
+        &mut self,
+        data: Box<TestData>,
+        capture: bool,
+    ) -> AbiResult<*mut hegel_test_case_t> {
         let family = Family::new(data, Some(Arc::clone(&self.handback)), capture);
         self.current = Some(Arc::clone(&family));
         hand_out_root(family)
@@ -513,7 +517,8 @@ impl RunState {
                             data
                         });
                         // A test case freed without completion counts as valid.
-                        let data = done.unwrap_or_else(|| TestData::replaying(Vec::new(), 0));
+                        let data =
+                            done.unwrap_or_else(|| Box::new(TestData::replaying(Vec::new(), 0)));
                         pull.resume(data)
                     } else {
                         pull.start()
@@ -549,8 +554,10 @@ impl RunState {
                         });
                         failure.tries_left = failure.tries_left.saturating_sub(1);
                         if !reproduced && failure.tries_left > 0 {
-                            let data =
-                                TestData::replaying(failure.choices.clone(), self.max_choices);
+                            let data = Box::new(TestData::replaying(
+                                failure.choices.clone(),
+                                self.max_choices,
+                            ));
                             self.stage = Stage::Reporting {
                                 pending,
                                 current: Some(failure),
@@ -572,7 +579,10 @@ impl RunState {
                     }
                     match pending.pop_front() {
                         Some(next) => {
-                            let data = TestData::replaying(next.choices.clone(), self.max_choices);
+                            let data = Box::new(TestData::replaying(
+                                next.choices.clone(),
+                                self.max_choices,
+                            ));
                             self.stage = Stage::Reporting {
                                 pending,
                                 current: Some(next),
@@ -620,7 +630,7 @@ impl RunState {
                         continue;
                     }
                     // Exact replay: a draw past the recording overruns.
-                    let data = TestData::replaying(choices.clone(), choices.len());
+                    let data = Box::new(TestData::replaying(choices.clone(), choices.len()));
                     self.stage = Stage::ReplayingBlob {
                         choices,
                         replays_left: replays_left - 1,
@@ -866,7 +876,7 @@ pub extern "C" fn hegel_test_case_from_blob(
         require(out_test_case, "out_test_case")?;
         let choices = decode_blob(blob)?;
         let len = choices.len();
-        let family = Family::new(TestData::replaying(choices, len), None, true);
+        let family = Family::new(Box::new(TestData::replaying(choices, len)), None, true);
         write(out_test_case, hand_out_root(family)?, "out_test_case")
     })
 }

@@ -10,9 +10,10 @@ use crate::generate::default_max_size;
 use crate::handles::{self, handled};
 use crate::test_case::{hegel_test_case_t, with_handle};
 use crate::text;
+use geist_engine::choice::SizeConstraints;
 use geist_engine::generate::{Schema, generate};
 use geist_engine::unicode::UnicodeVersion;
-use geist_engine::value::Value;
+use geist_engine::value::{Value, encode_wtf8_with_room};
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// Opaque to C: `hegel_string_generator_t`.
@@ -455,12 +456,29 @@ pub extern "C" fn hegel_generate_string(
         with_handle(tc, |tc| {
             let generator = handles::get::<StringGenerator, _>(generator)?;
             require(out_result, "out_result")?;
-            let value = tc.draw(|data| Ok(generate(&generator.schema, data)?))?;
-            let Value::String(bytes) = value else {
-                return Err(AbiError::Internal(
-                    "a string schema drew a non-string".into(),
-                ));
-            };
+            let bytes = tc.draw(|data| match &generator.schema {
+                // A plain string (what text() makes): encoded straight from
+                // the recorded choice, with room for the NUL the caller
+                // gets, so the buffer is handed out without regrowing.
+                Schema::String {
+                    alphabet,
+                    min_size,
+                    max_size,
+                } => Ok(data.draw_string_with(
+                    Arc::clone(alphabet),
+                    SizeConstraints {
+                        min_size: *min_size,
+                        max_size: max_size.unwrap_or(usize::MAX),
+                    },
+                    |points| encode_wtf8_with_room(points, 1),
+                )?),
+                schema => match generate(schema, data)? {
+                    Value::String(bytes) => Ok(bytes),
+                    _ => Err(AbiError::Internal(
+                        "a string schema drew a non-string".into(),
+                    )),
+                },
+            })?;
             let drawn = match String::from_utf8(bytes) {
                 Ok(s) => s,
                 Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),

@@ -40,8 +40,8 @@ pub struct Observations {
 
 /// A completed test case on its way back to the run.
 pub struct Completed {
-    /// The concluded data.
-    pub data: TestData,
+    /// The concluded data (boxed: it moves back to the run loop as a pointer).
+    pub data: Box<TestData>,
     /// Its observations.
     pub observations: Observations,
     /// Wall-clock seconds from hand-out to completion.
@@ -77,7 +77,7 @@ struct FamilyState {
 
 /// One stream of a test case: its data and where it was forked.
 struct Stream {
-    data: TestData,
+    data: Box<TestData>,
     /// The stream it was forked from and the position of the fork there
     /// (`None` for the root).
     fork: Option<(usize, usize)>,
@@ -89,7 +89,14 @@ impl FamilyState {
     /// Joins every stream back into the root's data and returns it: the
     /// latest first, so that a stream's own streams are already in it
     /// (a stream is always made after the one it was forked from).
-    fn join_streams(&mut self) -> TestData {
+    fn join_streams(&mut self) -> Box<TestData> {
+        // Almost every test case has its root stream alone: nothing to join,
+        // and no per-test-case bookkeeping vectors to build and free.
+        if self.streams.len() == 1
+            && let Some(root) = self.streams.pop()
+        {
+            return root.data;
+        }
         let mut children: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.streams.len()];
         for (index, stream) in self.streams.iter().enumerate() {
             if let Some((source, at)) = stream.fork
@@ -98,13 +105,13 @@ impl FamilyState {
                 children[source].push((at, index));
             }
         }
-        let mut joined: Vec<Option<TestData>> = Vec::with_capacity(self.streams.len());
+        let mut joined: Vec<Option<Box<TestData>>> = Vec::with_capacity(self.streams.len());
         joined.resize_with(self.streams.len(), || None);
         for (index, stream) in self.streams.drain(..).enumerate().rev() {
             let mut data = stream.data;
             let forks = children[index]
                 .iter()
-                .filter_map(|&(at, child)| joined[child].take().map(|d| (at, d)))
+                .filter_map(|&(at, child)| joined[child].take().map(|d| (at, *d)))
                 .collect();
             data.join_streams(forks);
             joined[index] = Some(data);
@@ -113,13 +120,13 @@ impl FamilyState {
             .into_iter()
             .next()
             .flatten()
-            .unwrap_or_else(|| TestData::replaying(Vec::new(), 0))
+            .unwrap_or_else(|| Box::new(TestData::replaying(Vec::new(), 0)))
     }
 }
 
 impl Family {
     /// A family around `data`; `handback` is where the run wants it back.
-    pub fn new(data: TestData, handback: Option<Handback>, capture: bool) -> Arc<Family> {
+    pub fn new(data: Box<TestData>, handback: Option<Handback>, capture: bool) -> Arc<Family> {
         Arc::new(Family {
             state: Mutex::new(FamilyState {
                 streams: vec![Stream {
@@ -302,7 +309,7 @@ impl TestCaseHandle {
             }
             let (at, data) = state.streams[source].data.fork_stream()?;
             state.streams.push(Stream {
-                data,
+                data: Box::new(data),
                 fork: Some((source, at)),
                 depth,
             });
