@@ -87,10 +87,12 @@ impl TestData {
     /// Splices the streams forked from this one back into its choices, in
     /// one pass whatever their number: each marker counts its stream's
     /// choices, which follow it under a [`labels::STREAM`] span, and the
-    /// streams' spans, targets and misalignment become this test case's.
+    /// streams' spans, targets, misalignment and nesting too deep become
+    /// this test case's.
     /// A stream's own streams must be joined into it first. Positions that
     /// are not forks of this test case are ignored.
     pub fn join_streams(&mut self, mut streams: Vec<(usize, TestData)>) {
+        self.too_deep |= streams.iter().any(|(_, stream)| stream.too_deep);
         streams.retain(|(at, _)| *at < self.nodes.len());
         if streams.is_empty() {
             return;
