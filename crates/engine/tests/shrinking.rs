@@ -676,6 +676,32 @@ mod repeat_shrinking {
         let minimal = found.iter().filter(|d| **d == [5]).count();
         assert_eq!(minimal, found.len(), "{found:?}");
     }
+
+    /// From five iterations drawing 1 each (no single deletion keeps the
+    /// failure, no value can go lower), the shrinker still reaches the one
+    /// iteration drawing 5: it is shorter, so simpler in shortlex order.
+    #[test]
+    fn several_small_iterations_fold_into_one() {
+        let (i, b) = (ChoiceValue::Integer, ChoiceValue::Boolean);
+        let mut stuck = vec![i(0)];
+        for _ in 0..5 {
+            stuck.extend([b(true), i(1)]);
+        }
+        stuck.push(b(false));
+        let settings = RunSettings {
+            seed: 1,
+            test_cases: 1,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[stuck], &mut |data| {
+            if accumulate(data).is_some() {
+                data.conclude(Status::Interesting, Some("total".into()));
+            }
+            true
+        });
+        let mut replay = TestData::replaying(result.failures[0].choices.clone(), 1000);
+        assert_eq!(accumulate(&mut replay), Some(vec![5]));
+    }
 }
 
 mod string_shrinking {
