@@ -258,16 +258,16 @@ fn ternary_tree() -> gs::BoxedGenerator<usize> {
 }
 
 /// A recursive generator whose values may never end runs as a property
-/// does: a value that nests too deep overruns (the engine's span depth
+/// does: a value that nests too deep is rejected (the engine's span depth
 /// limit), long before the test thread's stack overflows; the values that
-/// end are drawn whole. (So many overrun that the test_cases_too_large
+/// end are drawn whole. (So many are rejected that the filter_too_much
 /// health check would fail the run, as it should: it is suppressed here.)
 #[test]
-fn a_recursive_generator_that_may_not_end_overruns_instead_of_overflowing_the_stack() {
+fn a_recursive_generator_that_may_not_end_is_rejected_instead_of_overflowing_the_stack() {
     let mut heights = Vec::new();
     let settings = settings(12)
         .test_cases(100)
-        .suppress_health_check([geist::HealthCheck::TestCasesTooLarge]);
+        .suppress_health_check([geist::HealthCheck::FilterTooMuch]);
     check(settings, |tc: &mut TestCase| {
         heights.push(tc.draw(ternary_tree()));
     });

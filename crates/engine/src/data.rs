@@ -15,10 +15,10 @@ use std::sync::Arc;
 /// How a test case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Status {
-    /// It tried to make more choices than allowed, or to nest spans deeper
-    /// than [`MAX_SPAN_DEPTH`] (or replay ran out).
+    /// It tried to make more choices than allowed (or replay ran out).
     Overrun,
-    /// It was rejected (an assumption failed, or a filter gave up).
+    /// It was rejected (an assumption failed, a filter gave up, or spans
+    /// nested deeper than [`MAX_SPAN_DEPTH`]).
     Invalid,
     /// It passed.
     Valid,
@@ -110,6 +110,9 @@ pub struct TestData {
     /// values, not running the test), as it measured them: the input of the
     /// `too_slow` health check. The engine itself keeps no clock.
     pub draw_seconds: f64,
+    /// Whether it was rejected for nesting spans deeper than
+    /// [`MAX_SPAN_DEPTH`] (runaway recursion): the run never mutates it.
+    pub too_deep: bool,
     /// Whether the run asks its caller to keep what this test case prints:
     /// a failure report may be made of it (the replays that check and
     /// confirm a failure; see [`crate::run`]'s nondeterministic handling).
@@ -156,7 +159,7 @@ impl std::hash::Hasher for LabelHasher {
 }
 
 /// The most spans a test case may have open at once; opening one more
-/// overruns it. A guard against runaway recursion (a recursive generator
+/// rejects it. A guard against runaway recursion (a recursive generator
 /// headed for a stack overflow, a loop that only opens spans), far above
 /// the depth real values reach: every combinator layer opens a span, so a
 /// recursive value nests several per level.
@@ -172,12 +175,14 @@ impl std::hash::Hasher for LabelHasher {
 /// (measured 2026-11-25 through libhegel_c.so), so 1000 spans stay under
 /// 0.7 MiB of a test thread's 2 MiB.
 ///
-/// Hypothesis and libhegel (limit 1000 too) reject such a test case as
-/// invalid; here it overruns: it is too large, as one past the choice
-/// budget is, and an overrun is never the base of a mutation chain (a
-/// mutation of a runaway value copies a subtree onto another and runs away
-/// again: as invalid test cases, every other runaway was followed by two
-/// more of some 5500 choices each).
+/// It is rejected (invalid), as Hypothesis and libhegel (limit 1000 too)
+/// reject it: a frontend classifies such a test case as invalid
+/// (hegeltest 0.51's test_concurrent_stateful expects the filter_too_much
+/// health check when every test case nests too deep, and Unsatisfiable when
+/// it is suppressed). It is marked [`TestData::too_deep`] and never becomes
+/// the base of a mutation chain, nor a link of one (a mutation of a runaway
+/// value copies a subtree onto another and runs away again: every other
+/// runaway was followed by two more of some 5500 choices each).
 pub const MAX_SPAN_DEPTH: usize = 1000;
 
 /// The most streams deep a test case may fork streams from streams
@@ -229,6 +234,7 @@ impl TestData {
             target_observations: Vec::new(),
             misaligned: false,
             draw_seconds: 0.0,
+            too_deep: false,
             stamped: false,
             recent_integers: Vec::new(),
         }
@@ -337,14 +343,16 @@ impl TestData {
         StopTest
     }
 
-    /// Opens a span. A span nested [`MAX_SPAN_DEPTH`] deep overruns the
-    /// test case instead: spans that deep come from runaway recursion.
+    /// Opens a span. A span nested [`MAX_SPAN_DEPTH`] deep rejects the
+    /// test case instead ([`TestData::too_deep`]): spans that deep come from
+    /// runaway recursion.
     pub fn start_span(&mut self, label: u64) {
         if self.status.is_some() {
             return;
         }
         if self.open_spans.len() >= MAX_SPAN_DEPTH {
-            self.conclude(Status::Overrun, None);
+            self.too_deep = true;
+            self.conclude(Status::Invalid, None);
             return;
         }
         let open = self.open_labels.entry(label).or_insert(0);
@@ -878,15 +886,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spans_nested_too_deep_overrun_the_test_case() {
+    fn spans_nested_too_deep_reject_the_test_case() {
         let mut data = TestData::replaying(Vec::new(), 100);
         for _ in 0..MAX_SPAN_DEPTH {
             data.start_span(1);
         }
         assert!(data.is_active());
         assert_eq!(data.draw_boolean(0.5), Ok(false));
+        assert!(!data.too_deep);
         data.start_span(1);
-        assert_eq!(data.status, Some(Status::Overrun));
+        assert_eq!(data.status, Some(Status::Invalid));
+        assert!(data.too_deep);
         assert_eq!(data.draw_boolean(0.5), Err(StopTest));
     }
 

@@ -386,11 +386,12 @@ mod tests {
     }
 
     #[test]
-    fn a_recursion_without_leaves_overruns_at_the_span_depth_limit() {
+    fn a_recursion_without_leaves_is_rejected_at_the_span_depth_limit() {
         for seed in 0..20 {
             let mut data = TestData::generating(Vec::new(), Source::from_seed(seed), usize::MAX);
             assert_eq!(runaway(&mut data), Err(StopTest));
-            assert_eq!(data.status, Some(Status::Overrun));
+            assert_eq!(data.status, Some(Status::Invalid));
+            assert!(data.too_deep);
             assert!(
                 data.nodes.len() < 10 * MAX_SPAN_DEPTH,
                 "{}",

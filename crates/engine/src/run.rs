@@ -787,14 +787,16 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             // that ran something new, and did no worse, becomes the base of
             // the next, so copies accumulate (three equal values, a run of
             // equal steps); a chain ends after MUTATION_CHAIN mutations or
-            // MUTATION_FAILURES that did not take.
+            // MUTATION_FAILURES that did not take. A runaway value (nested
+            // too deep) neither starts a chain nor takes.
             // The chain takes the test case's vectors rather than copies
             // of them (the test case is done with them: only its status
             // and timing are read below), and gives it back vectors it no
             // longer needs, for the next test case to write into.
             if is_mutation {
                 if let Some(mut link) = chain.take() {
-                    let took = self.last_was_new && data.status >= Some(link.status);
+                    let took =
+                        self.last_was_new && data.status >= Some(link.status) && !data.too_deep;
                     if took {
                         std::mem::swap(&mut link.nodes, &mut data.nodes);
                         std::mem::swap(&mut link.spans, &mut data.spans);
@@ -810,6 +812,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                     }
                 }
             } else if let Some(status @ (Status::Valid | Status::Invalid)) = data.status
+                && !data.too_deep
                 && let Some(source) = data.source()
                 && source.chance(MUTATION_PROBABILITY)
             {

@@ -565,6 +565,143 @@ mod state_machine_shrinking {
         .concat();
         assert_eq!(minimal(false), steps);
     }
+
+    /// A step's span label, as a frontend opens one around each step.
+    const STEP: u64 = 0x5354_4550;
+
+    /// hegeltest's invariant-heavy `DoubleIncrement`: a step is a span
+    /// holding the "go on?" choice, the rule (0 makes a counter, 1
+    /// increments one of those made, drawn by index) and its draw, followed
+    /// by `checks` sampled invariant checks outside the span, the last of
+    /// which fails once a counter reached 2; the invariants are checked
+    /// once more when the machine stops. Deleting a redundant step needs
+    /// its checks deleted too (else they are read as the next step's "go
+    /// on?"), and they are more choices than a chunk deletion takes.
+    fn counters(data: &mut TestData, checks: usize) -> bool {
+        let mut steps = || -> Result<bool, geist_engine::data::StopTest> {
+            let mut counters: Vec<u32> = Vec::new();
+            loop {
+                data.start_span(STEP);
+                let go_on = if counters.is_empty() {
+                    data.force_boolean(1.0 - 1e-9, true)?
+                } else {
+                    data.draw_boolean(1.0 - 1e-9)?
+                };
+                if !go_on {
+                    data.stop_span(false);
+                    return Ok(counters.iter().any(|c| *c >= 2));
+                }
+                let rule = data.draw_integer(IntegerConstraints::bounded(0, 1))?;
+                if rule == 0 || counters.is_empty() {
+                    counters.push(0);
+                } else {
+                    let last = counters.len() as i128 - 1;
+                    let id = data.draw_integer(IntegerConstraints::bounded(0, last))?;
+                    counters[id as usize] += 1;
+                }
+                data.stop_span(false);
+                for _ in 0..checks {
+                    if data.draw_boolean(1.0 / 50.0)? && counters.iter().any(|c| *c >= 2) {
+                        return Ok(true);
+                    }
+                }
+            }
+        };
+        if let Ok(true) = steps() {
+            data.conclude(Status::Interesting, Some("invariant".into()));
+        }
+        true
+    }
+
+    #[test]
+    fn a_step_goes_with_the_invariant_checks_after_it() {
+        let (i, b) = (ChoiceValue::Integer, ChoiceValue::Boolean);
+        let checks = vec![b(false); 6];
+        let new = [&[b(true), i(0)][..], &checks].concat();
+        let increment = [&[b(true), i(1), i(0)][..], &checks].concat();
+        // Two increments, the second failing at its first check.
+        let minimal = [&new[..], &increment, &[b(true), i(1), i(0), b(true)]].concat();
+        for seed in 0..10 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 200,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| counters(data, 6));
+            assert_eq!(result.failures[0].choices, minimal, "seed {seed}");
+        }
+    }
+}
+
+/// hegeltest's `snapshot_loop_accumulates_state_across_iterations`: a
+/// repeat loop whose iterations each draw `1..=10` into a running total,
+/// failing once it reaches 5.
+mod repeat_shrinking {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::repeat::Repeat;
+
+    /// The values the iterations drew, if the loop failed.
+    fn accumulate(data: &mut TestData) -> Option<Vec<i128>> {
+        let mut repeat = Repeat::new(data).ok()?;
+        let mut drawn = Vec::new();
+        while repeat.more(data).ok()? {
+            drawn.push(data.draw_integer(IntegerConstraints::bounded(1, 10)).ok()?);
+            if drawn.iter().sum::<i128>() >= 5 {
+                repeat.failed(data).ok()?;
+                return Some(drawn);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn one_iteration_drawing_the_total_beats_several_small_ones() {
+        let mut found = Vec::new();
+        for seed in 0..40 {
+            let settings = RunSettings {
+                seed,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if accumulate(data).is_some() {
+                    data.conclude(Status::Interesting, Some("total".into()));
+                }
+                true
+            });
+            let choices = result.failures[0].choices.clone();
+            let mut replay = TestData::replaying(choices, 1000);
+            found.push(accumulate(&mut replay).unwrap_or_default());
+        }
+        let minimal = found.iter().filter(|d| **d == [5]).count();
+        assert_eq!(minimal, found.len(), "{found:?}");
+    }
+
+    /// From five iterations drawing 1 each (no single deletion keeps the
+    /// failure, no value can go lower), the shrinker still reaches the one
+    /// iteration drawing 5: it is shorter, so simpler in shortlex order.
+    #[test]
+    fn several_small_iterations_fold_into_one() {
+        let (i, b) = (ChoiceValue::Integer, ChoiceValue::Boolean);
+        let mut stuck = vec![i(0)];
+        for _ in 0..5 {
+            stuck.extend([b(true), i(1)]);
+        }
+        stuck.push(b(false));
+        let settings = RunSettings {
+            seed: 1,
+            test_cases: 1,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[stuck], &mut |data| {
+            if accumulate(data).is_some() {
+                data.conclude(Status::Interesting, Some("total".into()));
+            }
+            true
+        });
+        let mut replay = TestData::replaying(result.failures[0].choices.clone(), 1000);
+        assert_eq!(accumulate(&mut replay), Some(vec![5]));
+    }
 }
 
 mod string_shrinking {

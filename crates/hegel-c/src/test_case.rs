@@ -480,8 +480,9 @@ pub extern "C" fn hegel_start_span(
         with_handle(tc, |tc| {
             tc.draw(|data| {
                 data.start_span(label);
-                // Past the engine's span depth limit the test case overruns:
-                // unwind now, before the caller descends further.
+                // Past the engine's span depth limit the test case is
+                // rejected (a failed assumption to the caller): unwind now,
+                // before the caller descends further.
                 if data.is_active() {
                     Ok(())
                 } else {

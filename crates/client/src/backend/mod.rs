@@ -290,8 +290,8 @@ impl CaseBackend {
         match self {
             CaseBackend::Local(case) => {
                 case.data.start_span(label);
-                // Past the engine's span depth limit the test case
-                // overruns: stop before a recursive generator goes deeper.
+                // Past the engine's span depth limit the test case is
+                // rejected: stop before a recursive generator goes deeper.
                 if !case.data.is_active() {
                     stop()
                 }

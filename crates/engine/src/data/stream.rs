@@ -87,10 +87,12 @@ impl TestData {
     /// Splices the streams forked from this one back into its choices, in
     /// one pass whatever their number: each marker counts its stream's
     /// choices, which follow it under a [`labels::STREAM`] span, and the
-    /// streams' spans, targets and misalignment become this test case's.
+    /// streams' spans, targets, misalignment and nesting too deep become
+    /// this test case's.
     /// A stream's own streams must be joined into it first. Positions that
     /// are not forks of this test case are ignored.
     pub fn join_streams(&mut self, mut streams: Vec<(usize, TestData)>) {
+        self.too_deep |= streams.iter().any(|(_, stream)| stream.too_deep);
         streams.retain(|(at, _)| *at < self.nodes.len());
         if streams.is_empty() {
             return;
@@ -170,16 +172,24 @@ impl TestData {
         let mut spans =
             Vec::with_capacity(self.spans.len() + blocks.iter().map(Vec::len).sum::<usize>());
         let mut pending = forks.iter().map(|(at, _)| *at).zip(blocks).peekable();
+        // Where each of this test case's spans lands among them all: the
+        // spans still open are found by index, and must stay found (a test
+        // case concluded after the join closes them).
+        let mut moved_to = Vec::with_capacity(self.spans.len());
         for mut span in std::mem::take(&mut self.spans) {
             while let Some((_, block)) = pending.next_if(|(at, _)| span.start > *at) {
                 spans.extend(block);
             }
             span.start = shift(span.start);
             span.end = shift(span.end);
+            moved_to.push(spans.len());
             spans.push(span);
         }
         spans.extend(pending.flat_map(|(_, block)| block));
         self.spans = spans;
+        for open in &mut self.open_spans {
+            *open = moved_to[*open];
+        }
     }
 }
 
@@ -252,6 +262,35 @@ mod tests {
         }
         assert_eq!(stream.draw_boolean(0.5), Err(StopTest));
         assert_eq!(stream.status, Some(crate::Status::Overrun));
+    }
+
+    /// A test case that ends inside a span (a test failing mid-value) is
+    /// joined, then concluded: the span still open is closed at the end,
+    /// and the stream's span, joined before it, keeps its own end.
+    #[test]
+    fn a_span_open_at_the_join_is_closed_in_its_place() {
+        let c = IntegerConstraints::bounded(0, 1000);
+        let mut root = TestData::replaying(Vec::new(), 100);
+        let (at, mut stream) = root.fork_stream().unwrap();
+        stream.start_span(3);
+        stream.draw_integer(c).unwrap();
+        stream.stop_span(false);
+        root.start_span(5);
+        root.draw_integer(c).unwrap();
+        root.draw_integer(c).unwrap();
+        root.join_stream(at, stream);
+        root.conclude(crate::Status::Interesting, None);
+        let ends = |label| {
+            root.spans
+                .iter()
+                .filter(|s| s.label == label)
+                .map(|s| (s.start, s.end))
+                .collect::<Vec<_>>()
+        };
+        // The marker and the stream's choice, then the root's two.
+        assert_eq!(ends(labels::STREAM), [(0, 2)]);
+        assert_eq!(ends(3), [(1, 2)]);
+        assert_eq!(ends(5), [(2, 4)]);
     }
 
     #[test]

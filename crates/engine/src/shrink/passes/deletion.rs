@@ -1,6 +1,8 @@
 //! Deletion passes: make the example shorter, which is the biggest step
 //! down in shortlex order. Discarded spans go at once; whole spans (list
-//! elements, tuple parts) go last first with their preceding siblings; in
+//! elements, tuple parts) go last first with their preceding siblings, or
+//! with the choices up to their next sibling (a state machine's step and
+//! the invariant checks after it); in
 //! the first round collections are cut short first; then chunks of one to
 //! five choices; and in the polish round, deletions that need the integer
 //! before them lowered (a count and what it counts), and cuts after a coin
@@ -47,12 +49,14 @@ pub(in crate::shrink) fn remove_discarded(s: &mut Shrinker) {
 /// structure usually matters least, and once it is gone the deletions tried
 /// before it stay answered. When one goes, as many of the siblings
 /// before it as can go with it go in a few test cases (`find_integer`), not
-/// one per test case. In the first round, collections are cut short first
-/// (`truncate_collections`).
+/// one per test case. A span that cannot go alone may go with the choices
+/// between it and its next sibling ([`GapSiblings`]). In the
+/// first round, collections are cut short first (`truncate_collections`).
 pub(in crate::shrink) fn delete_spans(s: &mut Shrinker) {
     if s.rounds == 0 {
         truncate_collections(s);
     }
+    let mut gaps = GapSiblings::default();
     let mut i = s.best.spans.len();
     while i > 0 && !s.exhausted() {
         i = (i - 1).min(s.best.spans.len().saturating_sub(1));
@@ -65,12 +69,61 @@ pub(in crate::shrink) fn delete_spans(s: &mut Shrinker) {
         if s.try_replace(span.start..span.end, &[]) {
             delete_preceding_siblings(s, &span);
             i = i.min(s.best.spans.len());
+        } else if let Some(next) = gaps.get(s, i)
+            && s.try_replace(span.start..next, &[])
+        {
+            i = i.min(s.best.spans.len());
         } else if s.polish
             && span.label == crate::data::labels::COLLECTION_ELEMENT
             && delete_with_follower_nudged(s, &span)
         {
             i = i.min(s.best.spans.len());
         }
+    }
+}
+
+/// Per span of the best example, where its next sibling (same label and
+/// parent) starts when choices outside any span lie between them: a state
+/// machine's step is a span (the "go on?" choice, the rule, its draws)
+/// followed by the invariant checks of the join point after it, outside the
+/// span, so deleting a step deletes from its span's start to the next
+/// step's. (Without the checks the step leaves its booleans behind, read as
+/// the next step's "go on?" choice.) Elements of a collection follow each
+/// other with no gap, and values drawn between two siblings (another
+/// structure's) have deletions of their own: neither has one.
+///
+/// Recomputed when the best example changes, in O(n log n) for n spans.
+#[derive(Default)]
+struct GapSiblings {
+    improvements: Option<usize>,
+    next: Vec<Option<usize>>,
+}
+
+impl GapSiblings {
+    fn get(&mut self, s: &Shrinker, i: usize) -> Option<usize> {
+        if self.improvements != Some(s.improvements) {
+            self.improvements = Some(s.improvements);
+            let spans = &s.best.spans;
+            // Outer spans before the spans they contain at the same start.
+            let mut order: Vec<usize> = (0..spans.len()).collect();
+            order.sort_unstable_by_key(|&k| (spans[k].start, spans[k].depth));
+            self.next = spans
+                .iter()
+                .map(|span| {
+                    // The first span to start at or after this one's end:
+                    // the next sibling if the gap is bare, else something
+                    // else (a span in the gap, or the parent's sibling).
+                    let first = order.partition_point(|&k| spans[k].start < span.end);
+                    let next = &spans[*order.get(first)?];
+                    (next.label == span.label
+                        && next.depth == span.depth
+                        && next.start > span.end
+                        && next.start <= s.best.nodes.len())
+                    .then_some(next.start)
+                })
+                .collect();
+        }
+        self.next.get(i).copied().flatten()
     }
 }
 
