@@ -6,7 +6,7 @@
 //! polish round only (see [`Shrinker::shrink`](crate::shrink::Shrinker::shrink)):
 //! most raises change nothing and each costs a test case.
 
-use super::decides_element;
+use super::{closes_collection, decides_element};
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
 use crate::shrink::Shrinker;
 
@@ -46,7 +46,7 @@ pub(in crate::shrink) fn raise_to_shorten(s: &mut Shrinker) {
     let mut i = 0;
     while i < s.best.nodes.len() && !s.exhausted() && fruitless < MAX_FRUITLESS_RAISES {
         // Raising a collection's "no more" only draws another element.
-        if decides_element(s, i) {
+        if decides_element(s, i) || closes_collection(s, i) {
             i += 1;
             continue;
         }
