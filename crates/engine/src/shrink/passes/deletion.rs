@@ -63,6 +63,7 @@ pub(in crate::shrink) fn delete_spans(s: &mut Shrinker) {
             continue;
         }
         if s.try_replace(span.start..span.end, &[]) {
+            s.spans_deleted_in_round = true;
             delete_preceding_siblings(s, &span);
             i = i.min(s.best.spans.len());
         } else if s.polish
@@ -276,8 +277,14 @@ fn delete_preceding_siblings(s: &mut Shrinker, deleted: &crate::data::Span) {
 /// test cases a shrink and never improved one), and at the end, only a cut
 /// the choice tree does not know to need choices past it (the replay would
 /// fill in the simplest values: the deletion before the tail, tried anyway,
-/// says the same).
+/// says the same). In the cheap rounds, chunks wait while whole spans still
+/// go: the round after, which runs because this one improved, tries them on
+/// the shorter example (chunk deletions of an example about to lose a span
+/// are mostly spent).
 pub(in crate::shrink) fn delete_chunks(s: &mut Shrinker) {
+    if !s.polish && s.spans_deleted_in_round {
+        return;
+    }
     for k in [5usize, 4, 3, 2, 1] {
         let mut i = s.best.nodes.len().saturating_sub(k) as isize;
         while i >= 0 && !s.exhausted() {
