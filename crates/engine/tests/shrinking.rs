@@ -793,3 +793,54 @@ mod string_shrinking {
         );
     }
 }
+
+/// Nested lists drawn as the C ABI draws them: element spans but no span
+/// around each whole list, so `merge_collections` cannot see the lists.
+/// hegeltest 0.51's `shrink_budget_nested_vec`: a list of lists with five
+/// elements in all shrinks to one list of five, which needs one list's
+/// closing "no more" and the next one's "one more" deleted together (a chunk
+/// whose second moved choice is misaligned; the polish round tries it).
+mod nested_sequences_without_collection_spans {
+    use super::*;
+    use geist_engine::choice::IntegerConstraints;
+    use geist_engine::data::Collection;
+
+    fn draw(data: &mut TestData) -> Option<Vec<Vec<i128>>> {
+        let mut outer = Collection::new(0, None);
+        let mut lists = vec![];
+        while outer.more(data).ok()? {
+            let mut inner = Collection::new(0, None);
+            let mut list = vec![];
+            while inner.more(data).ok()? {
+                list.push(
+                    data.draw_integer(IntegerConstraints::bounded(-128, 127))
+                        .ok()?,
+                );
+            }
+            lists.push(list);
+        }
+        Some(lists)
+    }
+
+    #[test]
+    fn lists_that_together_hold_five_elements_merge_into_one() {
+        for seed in 0..10u128 {
+            let settings = RunSettings {
+                seed,
+                test_cases: 1000,
+                ..RunSettings::default()
+            };
+            let result = run(&settings, &[], &mut |data| {
+                if let Some(lists) = draw(data)
+                    && lists.iter().map(Vec::len).sum::<usize>() >= 5
+                {
+                    data.conclude(Status::Interesting, Some("five".into()));
+                }
+                true
+            });
+            let mut replay = TestData::replaying(result.failures[0].choices.clone(), 10_000);
+            let lists = draw(&mut replay).unwrap();
+            assert_eq!(lists, vec![vec![0; 5]], "seed {seed}");
+        }
+    }
+}

@@ -90,6 +90,9 @@ pub struct Shrinker<'a> {
     /// backstop so that no pass can loop forever on candidates already seen.
     attempts: usize,
     improved_in_round: bool,
+    /// Whether `delete_spans` deleted anything in the current round (then
+    /// `delete_chunks` waits for the next round, see there).
+    spans_deleted_in_round: bool,
     /// Rounds of passes completed.
     rounds: usize,
     /// Whether the current round also runs the costly moves kept for when
@@ -119,6 +122,8 @@ struct LastRun {
     /// of [`Shrinker::consider_reshaped`] that ran (copying every run's
     /// choices would cost each shrink execution a copy of the test case).
     realized: Option<Vec<ChoiceValue>>,
+    /// Whether the test rejected it (its replay ran and ended invalid).
+    invalid: bool,
 }
 
 /// `GEIST_SHRINK_DEBUG`: unset prints nothing; set, each pass's calls,
@@ -182,6 +187,7 @@ impl<'a> Shrinker<'a> {
             max_calls,
             attempts: 0,
             improved_in_round: false,
+            spans_deleted_in_round: false,
             rounds: 0,
             polish: false,
             stuck: HashSet::new(),
@@ -254,6 +260,7 @@ impl<'a> Shrinker<'a> {
                     length: candidate.len(),
                     realized_length,
                     realized: None,
+                    invalid: false,
                 });
                 true
             }
@@ -276,6 +283,7 @@ impl<'a> Shrinker<'a> {
             length,
             realized_length: data.nodes.len(),
             realized: keep_realized.then(|| data.nodes.iter().map(|n| n.value.clone()).collect()),
+            invalid: data.status == Some(Status::Invalid),
         });
         if data.status != Some(Status::Interesting) {
             return false;
@@ -389,6 +397,7 @@ impl<'a> Shrinker<'a> {
         }
         loop {
             self.improved_in_round = false;
+            self.spans_deleted_in_round = false;
             schedule::run_round(self);
             self.rounds += 1;
             if self.exhausted() {

@@ -8,7 +8,7 @@
 //! before them lowered (a count and what it counts), and cuts after a coin
 //! raised to `true`.
 
-use super::{decides_element, find_integer, lower_once, sibling_chain};
+use super::{decides_element, find_integer, lower_once, may_count, sibling_chain};
 use crate::choice::{ChoiceValue, Constraints};
 use crate::shrink::Shrinker;
 use crate::shrink::search::bisect;
@@ -67,6 +67,7 @@ pub(in crate::shrink) fn delete_spans(s: &mut Shrinker) {
             continue;
         }
         if s.try_replace(span.start..span.end, &[]) {
+            s.spans_deleted_in_round = true;
             delete_preceding_siblings(s, &span);
             i = i.min(s.best.spans.len());
         } else if let Some(next) = gaps.get(s, i)
@@ -322,24 +323,43 @@ fn delete_preceding_siblings(s: &mut Shrinker, deleted: &crate::data::Span) {
 /// go with their spans in `delete_spans`): a step of a state machine is a
 /// few choices outside any one span (the "go on?" choice, the rule, its
 /// draws, an invariant check).
+///
+/// Only deletions worth a test case run: one that leaves the choices moving
+/// up of the kind that was there ([`aligned_enough`]: a misaligned replay
+/// reads noise; over the shrinking challenges such deletions cost up to 10
+/// test cases a shrink and never improved one), and at the end, only a cut
+/// the choice tree does not know to need choices past it (the replay would
+/// fill in the simplest values: the deletion before the tail, tried anyway,
+/// says the same). In the cheap rounds, chunks wait while whole spans still
+/// go: the round after, which runs because this one improved, tries them on
+/// the shorter example (chunk deletions of an example about to lose a span
+/// are mostly spent).
 pub(in crate::shrink) fn delete_chunks(s: &mut Shrinker) {
+    if !s.polish && s.spans_deleted_in_round {
+        return;
+    }
     for k in [5usize, 4, 3, 2, 1] {
         let mut i = s.best.nodes.len().saturating_sub(k) as isize;
         while i >= 0 && !s.exhausted() {
             let start = i as usize;
             if start + k <= s.best.nodes.len()
-                && (s.polish || stays_aligned(&s.best.nodes, start, k))
+                && aligned_enough(s, start, k)
+                && !cut_runs_past(s, start, k)
                 && s.try_replace(start..start + k, &[])
             {
                 i = (s.best.nodes.len().saturating_sub(k) as isize).min(i);
                 continue;
             }
-            // Deleting a chunk sometimes needs the integer before it lowered
+            // Deleting a chunk sometimes needs the count before it lowered
             // (a length drawn before the elements it counts): the polish
             // round tries that too.
             if s.polish && start > 0 && start + k <= s.best.nodes.len() {
                 let prev = start - 1;
-                if let Some(lowered) = lower_once(&s.best.nodes[prev]) {
+                let count = match &s.best.nodes[prev].constraints {
+                    Constraints::Integer(c) => may_count(c),
+                    _ => false,
+                };
+                if let Some(lowered) = lower_once(&s.best.nodes[prev]).filter(|_| count) {
                     let length_before = s.best.nodes.len();
                     // Repeat at this position only if choices really went away;
                     // otherwise this would step the previous choice down by one
@@ -356,6 +376,19 @@ pub(in crate::shrink) fn delete_chunks(s: &mut Shrinker) {
     }
     if s.polish {
         raise_and_cut(s);
+    }
+}
+
+/// Whether deleting the last `k` choices (`start + k` is the example's
+/// length) leaves a prefix whose replay the choice tree knows needs more
+/// choices.
+fn cut_runs_past(s: &mut Shrinker, start: usize, k: usize) -> bool {
+    start + k == s.best.nodes.len() && {
+        let prefix: Vec<ChoiceValue> = s.best.nodes[..start]
+            .iter()
+            .map(|n| n.value.clone())
+            .collect();
+        s.replay.runs_past(&prefix)
     }
 }
 
@@ -386,6 +419,22 @@ fn raise_and_cut(s: &mut Shrinker) {
     }
 }
 
+/// Whether a chunk deletion is worth a test case: in the cheap rounds, the
+/// choices that move up must be of the kind that was there
+/// ([`stays_aligned`]); in the polish round, only the first of them (a
+/// sequence's closing "no more" and the next one's "one more" deleted
+/// together merge the two, and the merged elements then sit where a
+/// "one more" choice was).
+fn aligned_enough(s: &Shrinker, start: usize, k: usize) -> bool {
+    let nodes = &s.best.nodes;
+    if stays_aligned(nodes, start, k) {
+        return true;
+    }
+    s.polish
+        && start + k < nodes.len()
+        && crate::tree::same_kind(&nodes[start].constraints, &nodes[start + k].constraints)
+}
+
 /// Whether deleting `k` choices at `start` leaves the choices that move up
 /// into their place of the same kind as the ones there before (a boolean
 /// where a boolean was, an integer with the same bounds): otherwise the
@@ -409,9 +458,9 @@ pub(in crate::shrink) fn lower_and_delete(s: &mut Shrinker) {
         else {
             continue;
         };
-        // Counts and sizes are bounded integers; lowering a free-ranging
-        // value by one is not what makes a later span deletable.
-        if node.forced || *v == c.simplest() || c.min.is_none() || c.max.is_none() {
+        // Counts and sizes are bounded, non-negative integers; lowering
+        // another value by one is not what makes a later span deletable.
+        if node.forced || *v == c.simplest() || !may_count(c) {
             continue;
         }
         let lowered = if *v > c.simplest() { v - 1 } else { v + 1 };
@@ -482,15 +531,20 @@ pub(in crate::shrink) fn merge_collections(s: &mut Shrinker) {
         };
         i += 1;
         let nodes = &s.best.nodes;
-        let closes = matches!(nodes[a.end - 1].value, ChoiceValue::Boolean(false));
+        // The first collection must have elements and be free to take
+        // more: merging an empty one only deletes its "no more" (a
+        // deletion pass's move), and a full one's "no more" is forced.
+        let closes = a.end - a.start >= 2
+            && !nodes[a.end - 1].forced
+            && matches!(nodes[a.end - 1].value, ChoiceValue::Boolean(false));
         let opens = matches!(nodes[b.start].value, ChoiceValue::Boolean(true));
         if !closes || !opens {
             continue;
         }
         let mut merged = s.best.choices();
         merged.drain(a.end - 1..b.start);
-        // The count, if there is one: the nearest free bounded integers
-        // before the first collection, at its nesting level.
+        // The count, if there is one: the nearest free integers before the
+        // first collection, at its nesting level, that may count.
         let enclosing = |p: usize| {
             s.best
                 .spans
@@ -504,9 +558,7 @@ pub(in crate::shrink) fn merge_collections(s: &mut Shrinker) {
             .filter_map(|p| {
                 let node = &s.best.nodes[p];
                 match &node.constraints {
-                    Constraints::Integer(c) if c.min.is_some() && c.max.is_some() => {
-                        lower_once(node).map(|v| (p, v))
-                    }
+                    Constraints::Integer(c) if may_count(c) => lower_once(node).map(|v| (p, v)),
                     _ => None,
                 }
             })

@@ -48,6 +48,29 @@ fn decides_element(s: &Shrinker, i: usize) -> bool {
     })
 }
 
+/// Whether choice `i` of the best example is a collection's closing "no
+/// more" choice (the last choice of a collection's span): raising it only
+/// draws another element. Unlike [`decides_element`], this also knows the
+/// "no more" of an empty collection.
+fn closes_collection(s: &Shrinker, i: usize) -> bool {
+    matches!(
+        s.best.nodes.get(i).map(|n| &n.value),
+        Some(crate::choice::ChoiceValue::Boolean(false))
+    ) && s
+        .best
+        .spans
+        .iter()
+        .any(|sp| sp.label == crate::data::labels::COLLECTION && sp.end == i + 1)
+}
+
+/// Whether an integer with these bounds may count something drawn after it
+/// (a length drawn before the elements, a `flat_map`'s size): bounded and
+/// never negative. The moves that lower a count together with deleting what
+/// it counts skip other integers (a value in -32768..=32767 counts nothing).
+fn may_count(c: &crate::choice::IntegerConstraints) -> bool {
+    c.min.is_some_and(|min| min >= 0) && c.max.is_some()
+}
+
 /// A free integer choice one step simpler, if there is one.
 fn lower_once(node: &crate::choice::ChoiceNode) -> Option<crate::choice::ChoiceValue> {
     use crate::choice::{ChoiceValue, Constraints};
