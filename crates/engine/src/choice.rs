@@ -544,6 +544,27 @@ impl Constraints {
     }
 }
 
+impl Constraints {
+    /// A value far from the simplest, where one stands out: a bounded
+    /// integer's least simple value (its farther bound), a float's largest
+    /// finite magnitude. Other kinds take their simplest value (a boolean's
+    /// `false` ends a collection rather than making it go on).
+    pub fn far_value(&self) -> ChoiceValue {
+        match self {
+            Constraints::Integer(c) => match (c.min, c.max) {
+                (Some(min), Some(max)) => c.value_at(max.abs_diff(min)).map(ChoiceValue::Integer),
+                _ => None,
+            },
+            Constraints::Float(c) => [c.max, c.min, f64::MAX, f64::MIN]
+                .into_iter()
+                .find(|&v| v.is_finite() && v != 0.0 && c.permits(v))
+                .map(ChoiceValue::Float),
+            _ => None,
+        }
+        .unwrap_or_else(|| self.simplest())
+    }
+}
+
 /// Compares two choice sequences in shortlex order: fewer choices first, then
 /// choice by choice in simplicity order. This is the order shrinking descends.
 pub fn sequence_cmp(a: &[ChoiceNode], b: &[ChoiceNode]) -> Ordering {

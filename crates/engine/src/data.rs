@@ -74,6 +74,9 @@ enum Mode {
     Generate(Source),
     /// Replay the prefix; after it, simplest values (up to the choice budget).
     Replay,
+    /// Replay the prefix; after it, values far from the simplest
+    /// ([`Constraints::far_value`]).
+    ReplayFar,
 }
 
 /// The state of one test case.
@@ -207,6 +210,13 @@ impl TestData {
         TestData::new(choices, Mode::Replay, max_choices)
     }
 
+    /// A test case that replays `choices` exactly, then makes choices far
+    /// from the simplest ([`Constraints::far_value`]): the shrinker's guess
+    /// at a continuation that crosses a threshold from above.
+    pub fn replaying_far(choices: Vec<ChoiceValue>, max_choices: usize) -> TestData {
+        TestData::new(choices, Mode::ReplayFar, max_choices)
+    }
+
     fn new(prefix: Vec<ChoiceValue>, mode: Mode, max_choices: usize) -> TestData {
         TestData {
             prefix,
@@ -303,7 +313,7 @@ impl TestData {
     pub fn source(&mut self) -> Option<&mut Source> {
         match &mut self.mode {
             Mode::Generate(s) => Some(s),
-            Mode::Replay => None,
+            Mode::Replay | Mode::ReplayFar => None,
         }
     }
 
@@ -521,6 +531,7 @@ impl TestData {
                     }
                 }
                 Mode::Replay => constraints.simplest(),
+                Mode::ReplayFar => constraints.far_value(),
             }
         };
         self.push_choice(constraints, value, is_forced)
