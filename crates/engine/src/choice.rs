@@ -547,10 +547,12 @@ impl Constraints {
 impl Constraints {
     /// A value far from the simplest, where one stands out: a bounded
     /// integer's least simple value (its farther bound), a float's largest
-    /// finite magnitude. Other kinds take their simplest value (a boolean's
-    /// `false` ends a collection rather than making it go on).
+    /// finite magnitude, a boolean's `true` (a collection's decision to go on
+    /// is not drawn this way: see [`crate::data::Collection::more`]). Other
+    /// kinds take their simplest value.
     pub fn far_value(&self) -> ChoiceValue {
         match self {
+            Constraints::Boolean { p } if *p > 0.0 => Some(ChoiceValue::Boolean(true)),
             Constraints::Integer(c) => match (c.min, c.max) {
                 (Some(min), Some(max)) => c.value_at(max.abs_diff(min)).map(ChoiceValue::Integer),
                 _ => None,

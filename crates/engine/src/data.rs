@@ -537,6 +537,18 @@ impl TestData {
         self.push_choice(constraints, value, is_forced)
     }
 
+    /// Draws a boolean that is the simplest (`false`) past the prefix of
+    /// any replay, also one far from the simplest values.
+    fn draw_boolean_ending_replay(&mut self, p: f64) -> Result<bool, StopTest> {
+        if !matches!(self.mode, Mode::ReplayFar) {
+            return self.draw_boolean(p);
+        }
+        self.mode = Mode::Replay;
+        let drawn = self.draw_boolean(p);
+        self.mode = Mode::ReplayFar;
+        drawn
+    }
+
     /// Draws an integer.
     pub fn draw_integer(&mut self, c: IntegerConstraints) -> Result<i128, StopTest> {
         // The common case first: a fresh draw, which is always permitted.
@@ -773,8 +785,10 @@ impl Collection {
             data.force_boolean(self.p_continue, false)?
         } else {
             // In replay mode past the prefix the simplest choice (false) ends
-            // the collection, so shrinking never grows collections.
-            data.draw_boolean(self.p_continue)?
+            // the collection, so shrinking never grows collections; so does
+            // a replay far from the simplest values (a collection going on
+            // would only run past the choices the shrinker allows).
+            data.draw_boolean_ending_replay(self.p_continue)?
         };
         if more {
             self.count += 1;
