@@ -536,6 +536,29 @@ impl Constraints {
     }
 }
 
+impl Constraints {
+    /// A value far from the simplest, where one stands out: a bounded
+    /// integer's least simple value (its farther bound), a float's largest
+    /// finite magnitude, a boolean's `true` (a collection's decision to go on
+    /// is not drawn this way: see [`crate::data::Collection::more`]). Other
+    /// kinds take their simplest value.
+    pub fn far_value(&self) -> ChoiceValue {
+        match self {
+            Constraints::Boolean { p } if *p > 0.0 => Some(ChoiceValue::Boolean(true)),
+            Constraints::Integer(c) => match (c.min, c.max) {
+                (Some(min), Some(max)) => c.value_at(max.abs_diff(min)).map(ChoiceValue::Integer),
+                _ => None,
+            },
+            Constraints::Float(c) => [c.max, c.min, f64::MAX, f64::MIN]
+                .into_iter()
+                .find(|&v| v.is_finite() && v != 0.0 && c.permits(v))
+                .map(ChoiceValue::Float),
+            _ => None,
+        }
+        .unwrap_or_else(|| self.simplest())
+    }
+}
+
 /// Compares two choice sequences in shortlex order: fewer choices first, then
 /// choice by choice in simplicity order. This is the order shrinking descends.
 pub fn sequence_cmp(a: &[ChoiceNode], b: &[ChoiceNode]) -> Ordering {

@@ -74,6 +74,9 @@ enum Mode {
     Generate(Source),
     /// Replay the prefix; after it, simplest values (up to the choice budget).
     Replay,
+    /// Replay the prefix; after it, values far from the simplest
+    /// ([`Constraints::far_value`]).
+    ReplayFar,
 }
 
 /// The state of one test case.
@@ -212,6 +215,13 @@ impl TestData {
         TestData::new(choices, Mode::Replay, max_choices)
     }
 
+    /// A test case that replays `choices` exactly, then makes choices far
+    /// from the simplest ([`Constraints::far_value`]): the shrinker's guess
+    /// at a continuation that crosses a threshold from above.
+    pub fn replaying_far(choices: Vec<ChoiceValue>, max_choices: usize) -> TestData {
+        TestData::new(choices, Mode::ReplayFar, max_choices)
+    }
+
     fn new(prefix: Vec<ChoiceValue>, mode: Mode, max_choices: usize) -> TestData {
         TestData {
             prefix,
@@ -309,7 +319,7 @@ impl TestData {
     pub fn source(&mut self) -> Option<&mut Source> {
         match &mut self.mode {
             Mode::Generate(s) => Some(s),
-            Mode::Replay => None,
+            Mode::Replay | Mode::ReplayFar => None,
         }
     }
 
@@ -529,9 +539,22 @@ impl TestData {
                     }
                 }
                 Mode::Replay => constraints.simplest(),
+                Mode::ReplayFar => constraints.far_value(),
             }
         };
         self.push_choice(constraints, value, is_forced)
+    }
+
+    /// Draws a boolean that is the simplest (`false`) past the prefix of
+    /// any replay, also one far from the simplest values.
+    fn draw_boolean_ending_replay(&mut self, p: f64) -> Result<bool, StopTest> {
+        if !matches!(self.mode, Mode::ReplayFar) {
+            return self.draw_boolean(p);
+        }
+        self.mode = Mode::Replay;
+        let drawn = self.draw_boolean(p);
+        self.mode = Mode::ReplayFar;
+        drawn
     }
 
     /// Draws an integer.
@@ -781,8 +804,10 @@ impl Collection {
             data.force_boolean(self.p_continue, false)?
         } else {
             // In replay mode past the prefix the simplest choice (false) ends
-            // the collection, so shrinking never grows collections.
-            data.draw_boolean(self.p_continue)?
+            // the collection, so shrinking never grows collections; so does
+            // a replay far from the simplest values (a collection going on
+            // would only run past the choices the shrinker allows).
+            data.draw_boolean_ending_replay(self.p_continue)?
         };
         if more {
             self.count += 1;

@@ -301,6 +301,23 @@ impl Replay for RunnerReplay<'_, '_, '_, '_> {
     fn runs_past(&mut self, choices: &[ChoiceValue]) -> bool {
         !self.runner.nondeterministic() && self.runner.tree.replay_runs_past(choices)
     }
+
+    fn constraints_after(&mut self, choices: &[ChoiceValue]) -> Option<crate::choice::Constraints> {
+        if self.runner.nondeterministic() {
+            return None;
+        }
+        self.runner.tree.constraints_after(choices).cloned()
+    }
+
+    fn replay_far(&mut self, prefix: Vec<ChoiceValue>, max_choices: usize) -> Option<TestData> {
+        // Under nondeterministic handling a candidate must be replayable.
+        if self.runner.nondeterministic() {
+            return None;
+        }
+        let mut data = TestData::replaying_far(prefix, max_choices.min(self.max_choices));
+        self.runner.execute(&mut data);
+        Some(data)
+    }
 }
 
 /// Whether a test case failed with `origin`.

@@ -1082,6 +1082,23 @@ impl DataTree {
         }
     }
 
+    /// The constraints of the choice a replay of `choices` makes right after
+    /// them, when the tree knows it (`None` when it does not, or when that
+    /// replay may end there).
+    pub fn constraints_after(&self, choices: &[ChoiceValue]) -> Option<&Constraints> {
+        let mut at = Position::at(0);
+        for value in choices {
+            if self.known(at).ends_here {
+                return None;
+            }
+            at = self.replay_step(at, Some(value))?;
+        }
+        if self.known(at).ends_here {
+            return None;
+        }
+        self.constraints_of(at)
+    }
+
     /// Whether replaying `choices` is known to need choices past their end:
     /// where they stop (after any forced choices, which need none), a test
     /// case went on drawing freely, and none ended there.

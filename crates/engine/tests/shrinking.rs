@@ -844,3 +844,106 @@ mod nested_sequences_without_collection_spans {
         }
     }
 }
+
+/// The polish round's moves between several choices at once, each from a
+/// saved example the single-choice passes cannot leave.
+mod polish_moves {
+    use super::*;
+    use geist_engine::choice::{FloatConstraints, IntegerConstraints};
+
+    /// Shrinks the saved `start` of a test whose failure `fails` decides.
+    fn shrunk(
+        start: Vec<ChoiceValue>,
+        fails: impl Fn(&mut TestData) -> Option<bool>,
+    ) -> Vec<ChoiceValue> {
+        let settings = RunSettings {
+            seed: 1,
+            test_cases: 100,
+            ..RunSettings::default()
+        };
+        let result = run(&settings, &[start], &mut |data| {
+            if fails(data) == Some(true) {
+                data.conclude(Status::Interesting, Some("fails".into()));
+            }
+            true
+        });
+        assert_eq!(result.failures.len(), 1);
+        result.failures[0].choices.clone()
+    }
+
+    fn ints(values: &[i128]) -> Vec<ChoiceValue> {
+        values.iter().map(|&v| ChoiceValue::Integer(v)).collect()
+    }
+
+    fn int(data: &mut TestData, min: i128, max: i128) -> Option<i128> {
+        data.draw_integer(IntegerConstraints::bounded(min, max))
+            .ok()
+    }
+
+    /// Branch 1 always fails; branch 0 reads the next choice from another
+    /// range and fails only near its top: lowering the branch needs a
+    /// continuation far from the simplest, which the replay of the old
+    /// choices never gives.
+    #[test]
+    fn a_lowered_branch_reaches_a_threshold_near_the_top() {
+        let fails = |data: &mut TestData| {
+            Some(if int(data, 0, 1)? == 1 {
+                int(data, 7, 9).is_some()
+            } else {
+                int(data, 0, 1_000_000)? >= 990_000
+            })
+        };
+        assert_eq!(shrunk(ints(&[1, 7]), fails), ints(&[0, 990_000]));
+    }
+
+    /// `a * k >= 1000` stalls where lowering either alone passes.
+    #[test]
+    fn a_product_bound_trades_the_first_against_the_second() {
+        let fails = |data: &mut TestData| Some(int(data, 0, 1000)? * int(data, 0, 1000)? >= 1000);
+        for start in [[2, 500], [3, 334], [28, 36]] {
+            assert_eq!(shrunk(ints(&start), fails), ints(&[1, 1000]), "{start:?}");
+        }
+    }
+
+    /// `a - 10 == b` at `(10, 0)`: both must move by ten, the second away
+    /// from its simplest value.
+    #[test]
+    fn a_pair_with_a_gap_moves_together_across_zero() {
+        let fails = |data: &mut TestData| Some(int(data, -10, 10)? - 10 == int(data, -10, 10)?);
+        assert_eq!(shrunk(ints(&[10, 0]), fails), ints(&[0, -10]));
+    }
+
+    /// `a + b > 1000` with an integer and a float: whole units move from
+    /// the first to the second.
+    #[test]
+    fn magnitude_moves_between_an_integer_and_a_float() {
+        let c = FloatConstraints {
+            min: 0.0,
+            max: 1000.0,
+            allow_nan: false,
+            width: 64,
+        };
+        let fails = |data: &mut TestData| {
+            let a = int(data, 0, 1000)?;
+            Some(a as f64 + data.draw_float(c).ok()? > 1000.0)
+        };
+        let start = vec![ChoiceValue::Integer(25), ChoiceValue::Float(975.5)];
+        assert_eq!(
+            shrunk(start, fails),
+            vec![ChoiceValue::Integer(1), ChoiceValue::Float(1000.0)]
+        );
+    }
+
+    /// Multiples of six: from `6 * odd`, no halving or subtraction lands on
+    /// another multiple; dividing by an odd prime factor does.
+    #[test]
+    fn a_multiple_of_six_divides_down_to_six() {
+        let fails = |data: &mut TestData| {
+            let x = int(data, 0, 100)?;
+            Some(x > 0 && x % 6 == 0)
+        };
+        for start in [18, 30, 42, 66, 78, 90] {
+            assert_eq!(shrunk(ints(&[start]), fails), ints(&[6]), "{start}");
+        }
+    }
+}

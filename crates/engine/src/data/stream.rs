@@ -72,6 +72,7 @@ impl TestData {
         let mode = match &mut self.mode {
             Mode::Generate(source) => Mode::Generate(source.split()),
             Mode::Replay => Mode::Replay,
+            Mode::ReplayFar => Mode::ReplayFar,
         };
         let mut stream = TestData::new(prefix, mode, self.max_choices - self.nodes.len());
         stream.max_length = self.max_length.saturating_sub(self.length);

@@ -2,13 +2,13 @@
 //!
 //! A failing example is its choice sequence. The shrinker runs small,
 //! independent passes over it ([`passes`], by family: deletion,
-//! simplification, choices, reordering), keeping any candidate that still
-//! fails with the same origin and is smaller in shortlex order. The
-//! [`schedule`] runs them in rounds until a whole round improves nothing or
-//! the budget runs out, and keeps per-pass statistics. Single values shrink
-//! through the standalone shrinkers in [`values`]; [`search`] holds the
-//! searches over counts they share. A cache ensures no choice sequence runs
-//! twice.
+//! simplification, choices, reordering, reshaping, regeneration), keeping
+//! any candidate that still fails with the same origin and is smaller in
+//! shortlex order. The [`schedule`] runs them in rounds until a whole round
+//! improves nothing or the budget runs out, and keeps per-pass statistics.
+//! Single values shrink through the standalone shrinkers in [`values`];
+//! [`search`] holds the searches over counts they share. A cache ensures no
+//! choice sequence runs twice.
 
 mod passes;
 pub mod schedule;
@@ -17,7 +17,7 @@ pub mod values;
 
 pub use schedule::PassStatistics;
 
-use crate::choice::{ChoiceNode, ChoiceValue, sequence_cmp};
+use crate::choice::{ChoiceNode, ChoiceValue, Constraints, sequence_cmp};
 use crate::data::{Span, Status, TestData};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -65,6 +65,20 @@ pub trait Replay {
     fn runs_past(&mut self, _choices: &[ChoiceValue]) -> bool {
         false
     }
+
+    /// The constraints of the choice a replay of `choices` makes right after
+    /// them, if known without running it.
+    fn constraints_after(&mut self, _choices: &[ChoiceValue]) -> Option<Constraints> {
+        None
+    }
+
+    /// Runs a test case that replays `prefix`, then makes choices far from
+    /// the simplest ([`crate::choice::Constraints::far_value`]), at most
+    /// `max_choices` in all, and returns the concluded data; `None` if this
+    /// replay cannot (then no such move is tried).
+    fn replay_far(&mut self, _prefix: Vec<ChoiceValue>, _max_choices: usize) -> Option<TestData> {
+        None
+    }
 }
 
 impl<F: FnMut(Vec<ChoiceValue>) -> TestData> Replay for F {
@@ -101,6 +115,9 @@ pub struct Shrinker<'a> {
     /// Integer choices (position, value) that `minimize_choices` could not
     /// move on their own in the current round.
     stuck: HashSet<(usize, i128)>,
+    /// Whether `lower_and_regenerate` runs in the next polish round: in the
+    /// first, and after one where it improved the example.
+    regenerate: bool,
     /// The last candidate considered and not kept, run or known to the
     /// choice tree: what a pass that changed the shape learns from it.
     last_run: Option<LastRun>,
@@ -191,6 +208,7 @@ impl<'a> Shrinker<'a> {
             rounds: 0,
             polish: false,
             stuck: HashSet::new(),
+            regenerate: true,
             last_run: None,
             debug: Debug::from_env(),
             order: (0..schedule::PASSES.len()).collect(),
@@ -285,10 +303,40 @@ impl<'a> Shrinker<'a> {
             realized: keep_realized.then(|| data.nodes.iter().map(|n| n.value.clone()).collect()),
             invalid: data.status == Some(Status::Invalid),
         });
+        self.adopt(&data)
+    }
+
+    /// Runs a test case that keeps `prefix` and makes the rest far from the
+    /// simplest (at most `max_choices` choices in all): for a move whose
+    /// choices after the prefix cannot be derived from the best example's (a
+    /// `one_of` lowered to a branch that reads them differently). The caller
+    /// makes the prefix simpler than the best example at its first
+    /// difference. True if the test case became the new best.
+    fn consider_far(&mut self, prefix: Vec<ChoiceValue>, max_choices: usize) -> bool {
+        self.attempts += 1;
+        self.last_run = None;
+        if self.exhausted() {
+            return false;
+        }
+        let Some(data) = self.replay.replay_far(prefix, max_choices) else {
+            return false;
+        };
+        self.calls += 1;
+        if self.debug == Debug::Candidates {
+            let values: Vec<&ChoiceValue> = data.nodes.iter().map(|n| &n.value).collect();
+            eprintln!("  ran far {values:?} -> {:?}", data.status);
+        }
+        self.adopt(&data)
+    }
+
+    /// Takes a concluded test case's outcome: a failure with another origin
+    /// is noted in `other_failures`; one with the best example's origin that
+    /// is simpler becomes the best. True if it did.
+    fn adopt(&mut self, data: &TestData) -> bool {
         if data.status != Some(Status::Interesting) {
             return false;
         }
-        let example = Example::from_data(&data);
+        let example = Example::from_data(data);
         if example.origin != self.best.origin {
             let keep = match self.other_failures.get(&example.origin) {
                 Some(existing) => sequence_cmp(&example.nodes, &existing.nodes) == Ordering::Less,

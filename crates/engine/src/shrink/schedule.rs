@@ -14,7 +14,7 @@
 //! delete on this example run before the ones that only polish it.
 
 use super::Shrinker;
-use super::passes::{choices, deletion, reordering, reshaping, simplification};
+use super::passes::{choices, deletion, regeneration, reordering, reshaping, simplification};
 
 /// A shrink pass: a name and what it does to the shrinker's best example.
 #[derive(Clone, Copy)]
@@ -27,7 +27,7 @@ pub(super) struct ShrinkPass {
 
 /// Every pass, in the starting order (Hypothesis's: simplest spans,
 /// deletions, then single choices and pairs).
-pub(super) const PASSES: [ShrinkPass; 13] = [
+pub(super) const PASSES: [ShrinkPass; 15] = [
     ShrinkPass {
         name: "remove_discarded",
         run: deletion::remove_discarded,
@@ -79,6 +79,14 @@ pub(super) const PASSES: [ShrinkPass; 13] = [
     ShrinkPass {
         name: "raise_to_shorten",
         run: reshaping::raise_to_shorten,
+    },
+    ShrinkPass {
+        name: "lower_and_regenerate",
+        run: regeneration::lower_and_regenerate,
+    },
+    ShrinkPass {
+        name: "divide_integers",
+        run: choices::divide_integers,
     },
 ];
 
@@ -192,17 +200,23 @@ mod tests {
         outcomes[9] = RoundOutcome::Deleted;
         outcomes[0] = RoundOutcome::Improved;
         reorder(&mut order, &outcomes);
-        assert_eq!(order, vec![7, 9, 0, 3, 1, 2, 4, 5, 6, 8, 10, 11, 12]);
+        assert_eq!(
+            order,
+            vec![7, 9, 0, 3, 1, 2, 4, 5, 6, 8, 10, 11, 12, 13, 14]
+        );
     }
 
     #[test]
     fn the_sort_is_stable_across_rounds() {
         // Equals keep the order the previous round left them in.
-        let mut order = vec![4, 2, 0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12];
+        let mut order = vec![4, 2, 0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
         let mut outcomes = vec![RoundOutcome::Nothing; PASSES.len()];
         outcomes[0] = RoundOutcome::Deleted;
         outcomes[4] = RoundOutcome::Deleted;
         reorder(&mut order, &outcomes);
-        assert_eq!(order, vec![4, 0, 2, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12]);
+        assert_eq!(
+            order,
+            vec![4, 0, 2, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+        );
     }
 }

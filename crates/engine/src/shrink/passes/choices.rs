@@ -100,6 +100,80 @@ pub(in crate::shrink) fn minimize_choices(s: &mut Shrinker) {
     }
 }
 
+/// The largest divisor [`odd_prime_factors`] tries.
+const TRIAL_DIVISION_LIMIT: u128 = 1000;
+
+/// In the polish round, divides the distance of each integer that
+/// `minimize_choices` could not move from its simplest value by each of the
+/// distance's odd prime factors, smallest first (halving is the integer
+/// shrinker's own move): a bug at multiples of six stalls at `18`, `30`,
+/// `78`, where no subtraction or halving lands on another multiple, and
+/// `78 / 13` does. Not a value with copies: `lower_integers_together` moves
+/// those, and one copy moved alone breaks what they share.
+pub(in crate::shrink) fn divide_integers(s: &mut Shrinker) {
+    if !s.polish {
+        return;
+    }
+    let mut i = 0;
+    while i < s.best.nodes.len() && !s.exhausted() {
+        let node = &s.best.nodes[i];
+        if let (false, ChoiceValue::Integer(v), Constraints::Integer(c)) =
+            (node.forced, &node.value, &node.constraints)
+            && s.stuck.contains(&(i, *v))
+            && !has_copy(s, i)
+        {
+            let (v, c) = (*v, *c);
+            let (t, d) = (c.simplest(), v.abs_diff(c.simplest()));
+            for p in odd_prime_factors(d) {
+                let to = if v > t {
+                    t.checked_add_unsigned(d / p)
+                } else {
+                    t.checked_sub_unsigned(d / p)
+                };
+                if let Some(to) = to
+                    && c.permits(to)
+                    && s.try_set(i, ChoiceValue::Integer(to))
+                {
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Whether another free choice has choice `i`'s value.
+fn has_copy(s: &Shrinker, i: usize) -> bool {
+    let value = &s.best.nodes[i].value;
+    s.best
+        .nodes
+        .iter()
+        .enumerate()
+        .any(|(k, n)| k != i && !n.forced && n.value == *value)
+}
+
+/// The odd prime factors of `d` up to [`TRIAL_DIVISION_LIMIT`], smallest
+/// first, then what they leave of its odd part if more than one (a prime or
+/// a product of large ones).
+fn odd_prime_factors(d: u128) -> Vec<u128> {
+    let mut rest = d >> d.trailing_zeros().min(127);
+    let mut factors = Vec::new();
+    let mut p = 3;
+    while p <= TRIAL_DIVISION_LIMIT && p * p <= rest {
+        if rest.is_multiple_of(p) {
+            factors.push(p);
+            while rest.is_multiple_of(p) {
+                rest /= p;
+            }
+        }
+        p += 2;
+    }
+    if rest > 1 && rest < d {
+        factors.push(rest);
+    }
+    factors
+}
+
 /// Tries the best example with choice `i` set to `value`; if that fails but
 /// its replay made fewer choices than the candidate holds (the value sized
 /// what follows it, as a count does), tries it once more with that many
@@ -266,7 +340,20 @@ pub(in crate::shrink) fn lower_pairs_together(s: &mut Shrinker) {
         // Both on the same side of their simplest values, neither at it.
         let (tx, ty) = (ca.simplest(), cb.simplest());
         let above = x > tx;
-        if x == tx || y == ty || (y > ty) != above {
+        if x == tx {
+            i = j;
+            continue;
+        }
+        if y == ty || (y > ty) != above {
+            // In the polish round, the first all the way to its simplest
+            // value with the second moved by as much, away from its own
+            // (`a + gap == b` at `(10, 0)`: `(0, -10)` is simpler): for
+            // values drawn apart, not two elements of one collection (its
+            // elements move by the passes that sort, merge and delete them).
+            if s.polish && !same_collection(s, i, j) {
+                let moved = tx.checked_sub(x).and_then(|delta| y.checked_add(delta));
+                try_integer_pair(s, (i, &ca, Some(tx)), (j, &cb, moved));
+            }
             i = j;
             continue;
         }
@@ -280,11 +367,58 @@ pub(in crate::shrink) fn lower_pairs_together(s: &mut Shrinker) {
             try_integer_pair(s, (i, &ca, nx), (j, &cb, ny))
         };
         // Every probe moves both from the original pair.
-        if !shift(room) {
-            find_integer(|k| k < room && shift(k));
+        if !shift(room) && find_integer(|k| k < room && shift(k)) == 0 && s.polish {
+            trade_product(s, (i, x, &ca), (j, y, &cb));
         }
         i = j;
     }
+}
+
+/// Whether choices `i` and `j` are elements of the same collection (the
+/// innermost collection around each is the same).
+fn same_collection(s: &Shrinker, i: usize, j: usize) -> bool {
+    let innermost = |k: usize| {
+        s.best
+            .spans
+            .iter()
+            .filter(|sp| sp.label == crate::data::labels::COLLECTION && sp.start <= k && k < sp.end)
+            .max_by_key(|sp| sp.depth)
+            .map(|sp| (sp.start, sp.end))
+    };
+    innermost(i).is_some_and(|c| innermost(j) == Some(c))
+}
+
+/// Trades two integers on the same side of their simplest values against
+/// each other, keeping the product of their distances from them (bugs that
+/// need `a * k >= 1000`: lowering either alone stops at `(2, 500)`): the
+/// first goes to one step from its simplest value, the second up by as much
+/// as keeps the product (as far as its bound allows).
+fn trade_product(
+    s: &mut Shrinker,
+    (i, x, ca): (usize, i128, &crate::choice::IntegerConstraints),
+    (j, y, cb): (usize, i128, &crate::choice::IntegerConstraints),
+) {
+    let (tx, ty) = (ca.simplest(), cb.simplest());
+    let (dx, dy) = (x.abs_diff(tx), y.abs_diff(ty));
+    let Some(product) = dx.checked_mul(dy) else {
+        return;
+    };
+    if dx < 2 {
+        return;
+    }
+    let step = |t: i128, v: i128, d: u128| {
+        if v > t {
+            t.checked_add_unsigned(d)
+        } else {
+            t.checked_sub_unsigned(d)
+        }
+    };
+    // As far as the bound on the second's side allows.
+    let far = match (step(ty, y, product), if y > ty { cb.max } else { cb.min }) {
+        (Some(v), Some(bound)) if (y > ty && v > bound) || (y < ty && v < bound) => Some(bound),
+        (v, _) => v,
+    };
+    try_integer_pair(s, (i, ca, step(tx, x, 1)), (j, cb, far));
 }
 
 /// Tries the best example with the integers at two positions replaced, when
@@ -408,19 +542,22 @@ pub(in crate::shrink) fn redistribute_pairs(s: &mut Shrinker) {
                         (lo, hi) = (next_lo, next_hi);
                     }
                 }
-                (ChoiceValue::Boolean(true), ChoiceValue::Boolean(false), _, _) => {
+                (ChoiceValue::Integer(_), ChoiceValue::Float(_), _, _)
+                | (ChoiceValue::Float(_), ChoiceValue::Integer(_), _, _) => {
+                    redistribute_mixed(s, i, j);
+                }
+                (ChoiceValue::Boolean(true), ChoiceValue::Boolean(false), _, _)
+                    if !decides_element(s, i) && !decides_element(s, j) =>
+                {
                     // The true moves later: a recursive value's branch
                     // decision passes to a later sub-value, so the same
                     // number of leaves hangs deeper on the right (a
                     // saturated leaf budget admits no smaller tree, only a
-                    // shortlex-simpler one of the same size). Between two
-                    // collections' "one more?" choices the move only
-                    // shifts an element to another collection, which the
-                    // deletion passes do better (it cost nestedlists 13 test
-                    // cases a shrink and never improved it).
-                    if decides_element(s, i) && decides_element(s, j) {
-                        continue;
-                    }
+                    // shortlex-simpler one of the same size). Not a
+                    // collection's "draw another" decision: moving it moves
+                    // elements between collections, which the deletion and
+                    // merging passes do directly (the swap cost nestedlists
+                    // 13 test cases a shrink and never improved it).
                     let mut candidate = s.best.choices();
                     candidate[i] = ChoiceValue::Boolean(false);
                     candidate[j] = ChoiceValue::Boolean(true);
@@ -455,6 +592,69 @@ pub(in crate::shrink) fn redistribute_pairs(s: &mut Shrinker) {
                 _ => {}
             }
         }
+    }
+}
+
+/// A number choice as the redistribution of an integer and a float sees it:
+/// its value, its simplest value, and the choice holding `value` if the
+/// constraints permit it exactly.
+fn as_number(node: &ChoiceNode) -> Option<(f64, f64, impl Fn(f64) -> Option<ChoiceValue> + use<>)> {
+    let (value, simplest) = match (&node.value, &node.constraints) {
+        (ChoiceValue::Integer(v), Constraints::Integer(c)) => (*v as f64, c.simplest() as f64),
+        (ChoiceValue::Float(v), Constraints::Float(c)) => (*v, c.simplest()),
+        _ => return None,
+    };
+    let constraints = node.constraints.clone();
+    let choice = move |v: f64| {
+        let value = match constraints {
+            Constraints::Integer(_) if v.fract() == 0.0 && v.abs() < 2f64.powi(100) => {
+                ChoiceValue::Integer(v as i128)
+            }
+            Constraints::Float(_) => ChoiceValue::Float(v),
+            _ => return None,
+        };
+        constraints.permits(&value).then_some(value)
+    };
+    (value.is_finite() && simplest.is_finite()).then_some((value, simplest, choice))
+}
+
+/// Moves a whole amount from an integer to a float after it or the other way
+/// round, keeping their sum (`a + b > 1000` with one of each): the first
+/// goes toward its simplest value by as much as the second can take.
+fn redistribute_mixed(s: &mut Shrinker, i: usize, j: usize) {
+    let (Some((x, tx, first)), Some((y, _, second))) =
+        (as_number(&s.best.nodes[i]), as_number(&s.best.nodes[j]))
+    else {
+        return;
+    };
+    let full = (x - tx).abs().floor();
+    if full < 1.0 || full >= 2f64.powi(53) {
+        return;
+    }
+    let toward = if x > tx { -1.0 } else { 1.0 };
+    let mut moved = 0u128;
+    let mut shift = |k: u128| -> bool {
+        if k <= moved {
+            return true;
+        }
+        let (nx, ny) = (x + toward * k as f64, y - toward * k as f64);
+        let (Some(nx), Some(ny)) = (first(nx), second(ny)) else {
+            return false;
+        };
+        let mut candidate = s.best.choices();
+        candidate[i] = nx;
+        candidate[j] = ny;
+        let ok = s.consider(candidate);
+        if ok {
+            moved = k;
+        }
+        ok
+    };
+    let full = full as u128;
+    // Every probe moves k from the original pair: one first (most pairs
+    // cannot move at all), then all of it, else as much as works.
+    if shift(1) && full > 1 && !shift(full) {
+        move_most(full, &mut shift);
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub(super) mod choices;
 pub(super) mod deletion;
+pub(super) mod regeneration;
 pub(super) mod reordering;
 pub(super) mod reshaping;
 pub(super) mod simplification;

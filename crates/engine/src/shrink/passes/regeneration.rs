@@ -1,0 +1,85 @@
+//! Regeneration: a choice that selects a path (a `one_of`'s branch, an
+//! explicit `branch` draw) lowered to its simplest value, with the choices
+//! after it made afresh. The lower path reads the choices after the selector
+//! under other constraints, so the old values mean nothing there, and the
+//! simplest ones the replay fills in seldom fail (branch 0 fails only for
+//! `x >= T`, branch 1 always, so every lowering that keeps the rest of the
+//! example or fills in simplest values passes): values far from the simplest
+//! may (a threshold crossed from above). The other passes then shrink them
+//! down to where the failure starts.
+//!
+//! Polish round only, and only in the first one and after one where it
+//! improved the example: every try costs a test case, and most selectors are
+//! already as low as they go.
+
+use crate::choice::{ChoiceValue, Constraints, IntegerConstraints};
+use crate::shrink::Shrinker;
+use crate::tree::same_kind;
+
+/// The highest selector (as its index in simplicity order) that is lowered:
+/// alternatives are few.
+const MAX_SELECTOR_INDEX: u128 = 10;
+
+/// The widest integer range a selector is drawn from: a value drawn from a
+/// wide range is data, not a choice of path.
+const MAX_SELECTOR_RANGE: u128 = 255;
+
+/// Sets each small integer choice that `minimize_choices` could not lower
+/// (keeping the choices after it) to its simplest value, with the choices
+/// after it far from their simplest values
+/// ([`crate::choice::Constraints::far_value`]); keeps the result if it fails.
+pub(in crate::shrink) fn lower_and_regenerate(s: &mut Shrinker) {
+    if !s.polish || !s.regenerate {
+        return;
+    }
+    let improvements = s.improvements;
+    let mut i = 0;
+    while i < s.best.nodes.len() && !s.exhausted() {
+        if let Some(c) = selector(s, i) {
+            let mut lowered = s.best.choices();
+            lowered[i] = ChoiceValue::Integer(c.simplest());
+            if switches_path(s, i, &lowered) {
+                lowered.truncate(i + 1);
+                // A continuation longer than the best example is never simpler.
+                let max_choices = s.best.nodes.len();
+                s.consider_far(lowered, max_choices);
+            }
+        }
+        i += 1;
+    }
+    s.regenerate = s.improvements > improvements;
+}
+
+/// Whether the test may read the choices after choice `i` differently with
+/// `lowered` (the best example with choice `i` lowered): unless the choice
+/// tree knows that replaying `lowered` ends right after `i` (no continuation
+/// can change that), or makes the next choice under the constraints the best
+/// example's next choice has (the path did not switch there).
+fn switches_path(s: &mut Shrinker, i: usize, lowered: &[ChoiceValue]) -> bool {
+    if s.replay.known_length(lowered).is_some_and(|n| n <= i + 1) {
+        return false;
+    }
+    let Some(next) = s.best.nodes.get(i + 1) else {
+        return true;
+    };
+    match s.replay.constraints_after(&lowered[..=i]) {
+        Some(c) => !same_kind(&c, &next.constraints),
+        None => true,
+    }
+}
+
+/// Choice `i`'s constraints, if it is a free integer from a small range a
+/// few steps above its simplest value, that could not be lowered on its own.
+fn selector(s: &Shrinker, i: usize) -> Option<IntegerConstraints> {
+    let node = s.best.nodes.get(i)?;
+    match (&node.value, &node.constraints) {
+        (ChoiceValue::Integer(v), Constraints::Integer(c))
+            if !node.forced && s.stuck.contains(&(i, *v)) =>
+        {
+            let range = c.max?.abs_diff(c.min?);
+            let index = c.index_of(*v);
+            (range <= MAX_SELECTOR_RANGE && (1..=MAX_SELECTOR_INDEX).contains(&index)).then_some(*c)
+        }
+        _ => None,
+    }
+}
