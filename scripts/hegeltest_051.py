@@ -18,7 +18,10 @@ import sys
 import tomllib
 from pathlib import Path
 
-RESULT = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)")
+# Searched anywhere in a line: another test's output without a final
+# newline (a debug-verbosity run's "Ending phase: Generate") can precede
+# libtest's "test NAME ... ok" on the same line.
+RESULT = re.compile(r"test (\S+(?: - should panic)?) \.\.\. (ok|FAILED|ignored)")
 
 
 def messages(path):
@@ -53,7 +56,7 @@ def outcomes(results, test, engine):
     found = {}
     if log.exists():
         for line in log.read_text(errors="replace").splitlines():
-            m = RESULT.match(line)
+            m = RESULT.search(line)
             if m:
                 found[m.group(1)] = m.group(2)
     return found
