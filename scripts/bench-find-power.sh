@@ -23,8 +23,11 @@ if [ "$profile" = release ]; then
     GEIST_BENCH_GEIST_SERVER="$target/release/geist-server" GEIST_BENCH_HEGEL="$venv/bin/hegel" \
         cargo bench --quiet --locked -p geist --bench find_power -- "$@"
 else
-    cargo build --quiet --locked -p geist-server
-    cargo build --quiet --locked -p geist --bench find_power
+    # The workspace tests' selection (scripts/cargo-builds.sh): no
+    # dependency is rebuilt with other features.
+    . "$root/scripts/cargo-builds.sh"
+    geist_debug_builds
+    cargo build --quiet --locked --workspace --bench find_power
     bench=$(ls -t "$target"/debug/deps/find_power-* | grep -v '\.d$' | head -1)
     GEIST_BENCH_GEIST_SERVER="$target/debug/geist-server" GEIST_BENCH_HEGEL="$venv/bin/hegel" \
         "$bench" "$@"
