@@ -9,8 +9,7 @@ use crate::test_case::{handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::TestData;
 use geist_engine::choice::{IntegerConstraints, SizeConstraints};
-use geist_engine::generate::Schema;
-use geist_engine::value::Value;
+use geist_engine::generate::FloatSpec;
 
 /// The default maximum of text and bytes for a minimum size.
 pub fn default_max_size(min_size: u64) -> u64 {
@@ -332,27 +331,19 @@ pub extern "C" fn hegel_generate_float(
             exclude_min,
             exclude_max,
         )?;
-        let mut map = vec![
-            (Value::text("type"), Value::text("float")),
-            (Value::text("width"), Value::Integer(i128::from(width))),
-        ];
         // An infinite end goes as no bound, with infinities allowed.
-        if lo != f64::NEG_INFINITY {
-            map.push((Value::text("min_value"), Value::Float(lo)));
-        }
-        if hi != f64::INFINITY {
-            map.push((Value::text("max_value"), Value::Float(hi)));
-        }
         let unbounded = !lo.is_finite() || !hi.is_finite();
-        map.push((Value::text("allow_infinity"), Value::Bool(unbounded)));
-        let nan_permitted = allow_nan && lo == f64::NEG_INFINITY && hi == f64::INFINITY;
-        map.push((Value::text("allow_nan"), Value::Bool(nan_permitted)));
-        let schema = Schema::parse(&Value::Map(map)).map_err(|e| AbiError::arg(e.to_string()))?;
-        let Schema::Float(constraints) = schema else {
-            return Err(AbiError::Internal(
-                "a float schema parsed as something else".into(),
-            ));
-        };
+        let constraints = FloatSpec {
+            width: width as u8,
+            min: (lo != f64::NEG_INFINITY).then_some(lo),
+            max: (hi != f64::INFINITY).then_some(hi),
+            exclude_min: false,
+            exclude_max: false,
+            allow_nan: Some(allow_nan && lo == f64::NEG_INFINITY && hi == f64::INFINITY),
+            allow_infinity: Some(unbounded),
+        }
+        .constraints()
+        .map_err(|e| AbiError::arg(e.to_string()))?;
         let value = tc.draw(|data| Ok(data.draw_float(constraints)?))?;
         let value = if value != 0.0 && value.abs() < smallest_nonzero_magnitude {
             // Magnitudes below the smallest permitted one round to zero
