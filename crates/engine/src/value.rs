@@ -130,6 +130,18 @@ pub fn wtf8_len(points: &[u32]) -> usize {
         .sum()
 }
 
+/// Encodes code points as UTF-8 into a string with room for `extra` more
+/// bytes (a terminating NUL), sized once; `None` when one of them is not a
+/// Unicode scalar value (a lone surrogate, which only WTF-8 encodes). Saves
+/// a caller that wants a `String` the validating pass over WTF-8 bytes.
+pub fn encode_utf8_with_room(points: &[u32], extra: usize) -> Option<String> {
+    let mut out = String::with_capacity(wtf8_len(points) + extra);
+    for &c in points {
+        out.push(char::from_u32(c)?);
+    }
+    Some(out)
+}
+
 /// [`encode_wtf8`] into a vector with room for `extra` more bytes (a
 /// terminating NUL), sized once: no regrowth for non-ASCII text.
 pub fn encode_wtf8_with_room(points: &[u32], extra: usize) -> Vec<u8> {
@@ -160,6 +172,16 @@ pub fn encode_wtf8_with_room(points: &[u32], extra: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf8_encoding_matches_wtf8_and_refuses_surrogates() {
+        let points = [0x41, 0xE9, 0x20AC, 0x1F600, 0];
+        let text = encode_utf8_with_room(&points, 1).expect("scalar values");
+        assert_eq!(text.as_bytes(), encode_wtf8(&points).as_slice());
+        assert!(text.capacity() > text.len());
+        assert_eq!(encode_utf8_with_room(&[0x41, 0xD800], 0), None);
+        assert_eq!(encode_utf8_with_room(&[0x11_0000], 0), None);
+    }
 
     #[test]
     fn wtf8_matches_utf8_for_scalar_values() {

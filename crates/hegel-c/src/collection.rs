@@ -55,22 +55,23 @@ pub extern "C" fn hegel_new_collection(
     out_collection: *mut *mut hegel_collection_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        require(out_collection, "out_collection")?;
-        let max = if max_size == u64::MAX {
-            let min = usize::try_from(min_size)
-                .map_err(|_| AbiError::arg(format!("min_size {min_size} is too large")))?;
-            (min, None)
-        } else {
-            let (min, max) = size_bounds(min_size, max_size)?;
-            (min, Some(max))
-        };
-        tc.draw(|_| Ok(()))?;
-        let sizing = Collection::new(max.0, max.1);
-        let handle = handles::insert(Arc::new(CollectionHandle {
-            sizing: Mutex::new(sizing),
-        }))?;
-        write(out_collection, handle, "out_collection")
+        with_handle(tc, |tc| {
+            require(out_collection, "out_collection")?;
+            let max = if max_size == u64::MAX {
+                let min = usize::try_from(min_size)
+                    .map_err(|_| AbiError::arg(format!("min_size {min_size} is too large")))?;
+                (min, None)
+            } else {
+                let (min, max) = size_bounds(min_size, max_size)?;
+                (min, Some(max))
+            };
+            tc.draw(|_| Ok(()))?;
+            let sizing = Collection::new(max.0, max.1);
+            let handle = handles::insert(Arc::new(CollectionHandle {
+                sizing: Mutex::new(sizing),
+            }))?;
+            write(out_collection, handle, "out_collection")
+        })
     })
 }
 
@@ -103,12 +104,13 @@ pub extern "C" fn hegel_collection_reject(
     why: *const hegel_string_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        let collection = handles::get::<CollectionHandle, _>(collection)?;
-        // SAFETY: the caller's optional view (validated, otherwise unused).
-        unsafe { text::optional_text(why, "why")? };
-        let mut sizing = lock(&collection.sizing, "collection")?;
-        tc.draw(|data| Ok(sizing.reject(data)?))
+        with_handle(tc, |tc| {
+            let collection = handles::get::<CollectionHandle, _>(collection)?;
+            // SAFETY: the caller's optional view (validated, otherwise unused).
+            unsafe { text::optional_text(why, "why")? };
+            let mut sizing = lock(&collection.sizing, "collection")?;
+            tc.draw(|data| Ok(sizing.reject(data)?))
+        })
     })
 }
 

@@ -9,8 +9,7 @@ use crate::test_case::{handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::TestData;
 use geist_engine::choice::{IntegerConstraints, SizeConstraints};
-use geist_engine::generate::Schema;
-use geist_engine::value::Value;
+use geist_engine::generate::FloatSpec;
 
 /// The default maximum of text and bytes for a minimum size.
 pub fn default_max_size(min_size: u64) -> u64 {
@@ -300,72 +299,65 @@ pub extern "C" fn hegel_generate_float(
     out_value: *mut f64,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        require(out_value, "out_value")?;
-        if width != 32 && width != 64 {
-            return Err(AbiError::arg(format!(
-                "width must be 32 or 64, got {width}"
-            )));
-        }
-        if !(smallest_nonzero_magnitude > 0.0 && smallest_nonzero_magnitude.is_finite()) {
-            return Err(AbiError::arg(format!(
-                "smallest_nonzero_magnitude must be positive and finite, got {smallest_nonzero_magnitude}"
-            )));
-        }
-        if min_value.is_nan() || max_value.is_nan() {
-            return Err(AbiError::arg("float bounds must not be NaN"));
-        }
-        if width == 32 {
-            for (bound, name) in [(min_value, "min_value"), (max_value, "max_value")] {
-                if bound.is_finite() && f64::from(bound as f32) != bound {
-                    return Err(AbiError::arg(format!(
-                        "{name} {bound} is not exactly representable as a 32-bit float"
-                    )));
+        with_handle(tc, |tc| {
+            require(out_value, "out_value")?;
+            if width != 32 && width != 64 {
+                return Err(AbiError::arg(format!(
+                    "width must be 32 or 64, got {width}"
+                )));
+            }
+            if !(smallest_nonzero_magnitude > 0.0 && smallest_nonzero_magnitude.is_finite()) {
+                return Err(AbiError::arg(format!(
+                    "smallest_nonzero_magnitude must be positive and finite, got {smallest_nonzero_magnitude}"
+                )));
+            }
+            if min_value.is_nan() || max_value.is_nan() {
+                return Err(AbiError::arg("float bounds must not be NaN"));
+            }
+            if width == 32 {
+                for (bound, name) in [(min_value, "min_value"), (max_value, "max_value")] {
+                    if bound.is_finite() && f64::from(bound as f32) != bound {
+                        return Err(AbiError::arg(format!(
+                            "{name} {bound} is not exactly representable as a 32-bit float"
+                        )));
+                    }
                 }
             }
-        }
-        let (lo, hi) = float_range(
-            width as u8,
-            min_value,
-            max_value,
-            allow_infinity,
-            exclude_min,
-            exclude_max,
-        )?;
-        let mut map = vec![
-            (Value::text("type"), Value::text("float")),
-            (Value::text("width"), Value::Integer(i128::from(width))),
-        ];
-        // An infinite end goes as no bound, with infinities allowed.
-        if lo != f64::NEG_INFINITY {
-            map.push((Value::text("min_value"), Value::Float(lo)));
-        }
-        if hi != f64::INFINITY {
-            map.push((Value::text("max_value"), Value::Float(hi)));
-        }
-        let unbounded = !lo.is_finite() || !hi.is_finite();
-        map.push((Value::text("allow_infinity"), Value::Bool(unbounded)));
-        let nan_permitted = allow_nan && lo == f64::NEG_INFINITY && hi == f64::INFINITY;
-        map.push((Value::text("allow_nan"), Value::Bool(nan_permitted)));
-        let schema = Schema::parse(&Value::Map(map)).map_err(|e| AbiError::arg(e.to_string()))?;
-        let Schema::Float(constraints) = schema else {
-            return Err(AbiError::Internal(
-                "a float schema parsed as something else".into(),
-            ));
-        };
-        let value = tc.draw(|data| Ok(data.draw_float(constraints)?))?;
-        let value = if value != 0.0 && value.abs() < smallest_nonzero_magnitude {
-            // Magnitudes below the smallest permitted one round to zero
-            // when it is in range, else out to the smallest magnitude.
-            if constraints.min <= 0.0 && 0.0 <= constraints.max {
-                0.0_f64.copysign(value)
-            } else {
-                smallest_nonzero_magnitude.copysign(value)
+            let (lo, hi) = float_range(
+                width as u8,
+                min_value,
+                max_value,
+                allow_infinity,
+                exclude_min,
+                exclude_max,
+            )?;
+            // An infinite end goes as no bound, with infinities allowed.
+            let unbounded = !lo.is_finite() || !hi.is_finite();
+            let constraints = FloatSpec {
+                width: width as u8,
+                min: (lo != f64::NEG_INFINITY).then_some(lo),
+                max: (hi != f64::INFINITY).then_some(hi),
+                exclude_min: false,
+                exclude_max: false,
+                allow_nan: Some(allow_nan && lo == f64::NEG_INFINITY && hi == f64::INFINITY),
+                allow_infinity: Some(unbounded),
             }
-        } else {
-            value
-        };
-        write(out_value, value, "out_value")
+            .constraints()
+            .map_err(|e| AbiError::arg(e.to_string()))?;
+            let value = tc.draw(|data| Ok(data.draw_float(constraints)?))?;
+            let value = if value != 0.0 && value.abs() < smallest_nonzero_magnitude {
+                // Magnitudes below the smallest permitted one round to zero
+                // when it is in range, else out to the smallest magnitude.
+                if constraints.min <= 0.0 && 0.0 <= constraints.max {
+                    0.0_f64.copysign(value)
+                } else {
+                    smallest_nonzero_magnitude.copysign(value)
+                }
+            } else {
+                value
+            };
+            write(out_value, value, "out_value")
+        })
     })
 }
 

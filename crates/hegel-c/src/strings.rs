@@ -13,7 +13,7 @@ use crate::text;
 use geist_engine::choice::SizeConstraints;
 use geist_engine::generate::{Schema, generate};
 use geist_engine::unicode::UnicodeVersion;
-use geist_engine::value::{Value, encode_wtf8_with_room};
+use geist_engine::value::{Value, encode_utf8_with_room, encode_wtf8_with_room};
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// Opaque to C: `hegel_string_generator_t`.
@@ -444,6 +444,15 @@ pub extern "C" fn hegel_string_generator_free(
     })
 }
 
+/// `bytes` as text, each ill-formed sequence (a lone surrogate's WTF-8)
+/// replaced by U+FFFD.
+fn lossy(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
 /// Draws a string.
 #[unsafe(no_mangle)]
 pub extern "C" fn hegel_generate_string(
@@ -454,36 +463,37 @@ pub extern "C" fn hegel_generate_string(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            let generator = handles::get::<StringGenerator, _>(generator)?;
-            require(out_result, "out_result")?;
-            let bytes = tc.draw(|data| match &generator.schema {
-                // A plain string (what text() makes): encoded straight from
-                // the recorded choice, with room for the NUL the caller
-                // gets, so the buffer is handed out without regrowing.
-                Schema::String {
-                    alphabet,
-                    min_size,
-                    max_size,
-                } => Ok(data.draw_string_with(
-                    Arc::clone(alphabet),
-                    SizeConstraints {
-                        min_size: *min_size,
-                        max_size: max_size.unwrap_or(usize::MAX),
+            handles::with::<StringGenerator, _, _>(generator, |generator| {
+                require(out_result, "out_result")?;
+                let drawn = tc.draw(|data| match &generator.schema {
+                    // A plain string (what text() makes): encoded straight from
+                    // the recorded choice, with room for the NUL the caller
+                    // gets, so the buffer is handed out without regrowing and
+                    // without a second, validating pass.
+                    Schema::String {
+                        alphabet,
+                        min_size,
+                        max_size,
+                    } => Ok(data.draw_string_with(
+                        Arc::clone(alphabet),
+                        SizeConstraints {
+                            min_size: *min_size,
+                            max_size: max_size.unwrap_or(usize::MAX),
+                        },
+                        |points| {
+                            encode_utf8_with_room(points, 1)
+                                .unwrap_or_else(|| lossy(encode_wtf8_with_room(points, 1)))
+                        },
+                    )?),
+                    schema => match generate(schema, data)? {
+                        Value::String(bytes) => Ok(lossy(bytes)),
+                        _ => Err(AbiError::Internal(
+                            "a string schema drew a non-string".into(),
+                        )),
                     },
-                    |points| encode_wtf8_with_room(points, 1),
-                )?),
-                schema => match generate(schema, data)? {
-                    Value::String(bytes) => Ok(bytes),
-                    _ => Err(AbiError::Internal(
-                        "a string schema drew a non-string".into(),
-                    )),
-                },
-            })?;
-            let drawn = match String::from_utf8(bytes) {
-                Ok(s) => s,
-                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            };
-            write(out_result, text::owned_string(drawn), "out_result")
+                })?;
+                write(out_result, text::owned_string(drawn), "out_result")
+            })?
         })
     })
 }

@@ -9,7 +9,7 @@ pub mod json_schema;
 pub mod regex;
 pub mod schema;
 
-pub use schema::{Schema, SchemaError};
+pub use schema::{FloatSpec, Schema, SchemaError};
 
 use crate::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
 use crate::data::{Collection, StopTest, TestData, labels};

@@ -355,109 +355,158 @@ fn parse_float(map: &Value) -> Result<Schema, SchemaError> {
             return Err(SchemaError::new(format!("width={w} must be 16, 32 or 64")));
         }
     };
-    let min = float_field(map, "min_value")?;
-    let max = float_field(map, "max_value")?;
-    let exclude_min = bool_field(map, "exclude_min")?.unwrap_or(false);
-    let exclude_max = bool_field(map, "exclude_max")?.unwrap_or(false);
-    let allow_nan = bool_field(map, "allow_nan")?;
-    let allow_infinity = bool_field(map, "allow_infinity")?;
-    if min.is_some_and(f64::is_nan) || max.is_some_and(f64::is_nan) {
-        return Err(SchemaError::new(format!(
-            "Cannot have max_value < min_value: NaN bounds (min_value={min:?}, max_value={max:?})"
-        )));
-    }
-    if let (Some(lo), Some(hi)) = (min, max)
-        && (hi < lo || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()))
-    {
-        return Err(SchemaError::new(format!(
-            "Cannot have max_value < min_value (min_value={lo:?}, max_value={hi:?})"
-        )));
-    }
-    let allow_nan = match allow_nan {
-        Some(true) if min.is_some() || max.is_some() => {
-            return Err(SchemaError::new(format!(
-                "Cannot have allow_nan=true with min_value or max_value (min_value={min:?}, max_value={max:?})"
-            )));
-        }
-        Some(b) => b,
-        None => min.is_none() && max.is_none(),
-    };
-    let both_finite = min.is_some_and(f64::is_finite) && max.is_some_and(f64::is_finite);
-    let allow_infinity = match allow_infinity {
-        Some(true) if both_finite => {
-            return Err(SchemaError::new(format!(
-                "Cannot have allow_infinity=true with both min_value and max_value (min_value={min:?}, max_value={max:?})"
-            )));
-        }
-        Some(b) => b,
-        None => !(min.is_some() && max.is_some()),
-    };
-    let limit = max_at_width(width);
-    let mut lo = min.unwrap_or(if allow_infinity {
-        f64::NEG_INFINITY
-    } else {
-        -limit
-    });
-    let mut hi = max.unwrap_or(if allow_infinity { f64::INFINITY } else { limit });
-    if !allow_infinity {
-        if lo == f64::NEG_INFINITY {
-            lo = -limit;
-        }
-        if hi == f64::INFINITY {
-            hi = limit;
-        }
-        if lo == f64::INFINITY || hi == f64::NEG_INFINITY {
-            return Err(SchemaError::new(format!(
-                "allow_infinity=false excludes the only value in [{lo:?}, {hi:?}]"
-            )));
-        }
-    }
-    if width < 64 {
-        // Round the bounds inward to values representable at this width.
-        if lo.is_finite() {
-            let rounded = round_to_width(lo, width);
-            lo = if rounded < lo {
-                next_up_at_width(rounded, width)
-            } else {
-                rounded
-            };
-        }
-        if hi.is_finite() {
-            let rounded = round_to_width(hi, width);
-            hi = if rounded > hi {
-                next_down_at_width(rounded, width)
-            } else {
-                rounded
-            };
-        }
-    }
-    if exclude_min {
-        if min.is_none() {
-            return Err(SchemaError::new(
-                "Cannot have exclude_min=true with no min_value",
-            ));
-        }
-        lo = next_up_at_width(lo, width);
-    }
-    if exclude_max {
-        if max.is_none() {
-            return Err(SchemaError::new(
-                "Cannot have exclude_max=true with no max_value",
-            ));
-        }
-        hi = next_down_at_width(hi, width);
-    }
-    if hi < lo || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()) {
-        return Err(SchemaError::new(format!(
-            "There are no {width}-bit floats in the interval (min_value={min:?}, max_value={max:?}, exclude_min={exclude_min}, exclude_max={exclude_max})"
-        )));
-    }
-    Ok(Schema::Float(FloatConstraints {
-        min: lo,
-        max: hi,
-        allow_nan,
+    FloatSpec {
         width,
-    }))
+        min: float_field(map, "min_value")?,
+        max: float_field(map, "max_value")?,
+        exclude_min: bool_field(map, "exclude_min")?.unwrap_or(false),
+        exclude_max: bool_field(map, "exclude_max")?.unwrap_or(false),
+        allow_nan: bool_field(map, "allow_nan")?,
+        allow_infinity: bool_field(map, "allow_infinity")?,
+    }
+    .constraints()
+    .map(Schema::Float)
+}
+
+/// The fields of a float schema, typed: what a caller with the arguments in
+/// hand (the C ABI's `hegel_generate_float`) validates without building and
+/// parsing a schema map on every draw.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloatSpec {
+    /// 16, 32 or 64.
+    pub width: u8,
+    /// `min_value`, if given.
+    pub min: Option<f64>,
+    /// `max_value`, if given.
+    pub max: Option<f64>,
+    /// `exclude_min`.
+    pub exclude_min: bool,
+    /// `exclude_max`.
+    pub exclude_max: bool,
+    /// `allow_nan`, if given (else: only when unbounded).
+    pub allow_nan: Option<bool>,
+    /// `allow_infinity`, if given (else: unless both bounds are given).
+    pub allow_infinity: Option<bool>,
+}
+
+impl FloatSpec {
+    /// Validates the fields by Hypothesis' rules and returns the choice
+    /// constraints they describe: exactly what parsing the same fields as a
+    /// `{"type": "float", ...}` schema gives.
+    pub fn constraints(&self) -> Result<FloatConstraints, SchemaError> {
+        let FloatSpec {
+            width,
+            min,
+            max,
+            exclude_min,
+            exclude_max,
+            allow_nan,
+            allow_infinity,
+        } = *self;
+        if !matches!(width, 16 | 32 | 64) {
+            return Err(SchemaError::new(format!(
+                "width={width} must be 16, 32 or 64"
+            )));
+        }
+        if min.is_some_and(f64::is_nan) || max.is_some_and(f64::is_nan) {
+            return Err(SchemaError::new(format!(
+                "Cannot have max_value < min_value: NaN bounds (min_value={min:?}, max_value={max:?})"
+            )));
+        }
+        if let (Some(lo), Some(hi)) = (min, max)
+            && (hi < lo
+                || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()))
+        {
+            return Err(SchemaError::new(format!(
+                "Cannot have max_value < min_value (min_value={lo:?}, max_value={hi:?})"
+            )));
+        }
+        let allow_nan = match allow_nan {
+            Some(true) if min.is_some() || max.is_some() => {
+                return Err(SchemaError::new(format!(
+                    "Cannot have allow_nan=true with min_value or max_value (min_value={min:?}, max_value={max:?})"
+                )));
+            }
+            Some(b) => b,
+            None => min.is_none() && max.is_none(),
+        };
+        let both_finite = min.is_some_and(f64::is_finite) && max.is_some_and(f64::is_finite);
+        let allow_infinity = match allow_infinity {
+            Some(true) if both_finite => {
+                return Err(SchemaError::new(format!(
+                    "Cannot have allow_infinity=true with both min_value and max_value (min_value={min:?}, max_value={max:?})"
+                )));
+            }
+            Some(b) => b,
+            None => !(min.is_some() && max.is_some()),
+        };
+        let limit = max_at_width(width);
+        let mut lo = min.unwrap_or(if allow_infinity {
+            f64::NEG_INFINITY
+        } else {
+            -limit
+        });
+        let mut hi = max.unwrap_or(if allow_infinity { f64::INFINITY } else { limit });
+        if !allow_infinity {
+            if lo == f64::NEG_INFINITY {
+                lo = -limit;
+            }
+            if hi == f64::INFINITY {
+                hi = limit;
+            }
+            if lo == f64::INFINITY || hi == f64::NEG_INFINITY {
+                return Err(SchemaError::new(format!(
+                    "allow_infinity=false excludes the only value in [{lo:?}, {hi:?}]"
+                )));
+            }
+        }
+        if width < 64 {
+            // Round the bounds inward to values representable at this width.
+            if lo.is_finite() {
+                let rounded = round_to_width(lo, width);
+                lo = if rounded < lo {
+                    next_up_at_width(rounded, width)
+                } else {
+                    rounded
+                };
+            }
+            if hi.is_finite() {
+                let rounded = round_to_width(hi, width);
+                hi = if rounded > hi {
+                    next_down_at_width(rounded, width)
+                } else {
+                    rounded
+                };
+            }
+        }
+        if exclude_min {
+            if min.is_none() {
+                return Err(SchemaError::new(
+                    "Cannot have exclude_min=true with no min_value",
+                ));
+            }
+            lo = next_up_at_width(lo, width);
+        }
+        if exclude_max {
+            if max.is_none() {
+                return Err(SchemaError::new(
+                    "Cannot have exclude_max=true with no max_value",
+                ));
+            }
+            hi = next_down_at_width(hi, width);
+        }
+        if hi < lo || (lo == 0.0 && hi == 0.0 && lo.is_sign_positive() && hi.is_sign_negative()) {
+            return Err(SchemaError::new(format!(
+                "There are no {width}-bit floats in the interval (min_value={min:?}, max_value={max:?}, exclude_min={exclude_min}, exclude_max={exclude_max})"
+            )));
+        }
+        Ok(FloatConstraints {
+            min: lo,
+            max: hi,
+            allow_nan,
+            width,
+        })
+    }
 }
 
 fn parse_fraction_bound(map: &Value, key: &str) -> Result<Option<(i128, i128)>, SchemaError> {
