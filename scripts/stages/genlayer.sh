@@ -20,7 +20,7 @@ test -f "$prefix/node_modules/genlayer-js/package.json" \
 echo "-- shared Calldata vectors through the CLI"
 . scripts/cargo-builds.sh
 geist_debug_builds
-target/debug/geist calldata check ../shared/data/genvm/calldata-vectors.json
+"${CARGO_TARGET_DIR:-target}/debug/geist" calldata check ../shared/data/genvm/calldata-vectors.json
 
 echo "-- differential test against genlayer-js"
 GEIST_GENLAYER_JS_DIR="$PWD/$prefix" \
