@@ -48,3 +48,12 @@ else:
     sys.exit(f"no {kind} target {name} in {manifest}")
 ' "$crate_dir/Cargo.toml" "$2" "$kind"
 }
+
+# geist_run_test CRATE_DIR TARGET KIND [ARGS...]: runs that test binary (see
+# geist_test_binary) from CRATE_DIR with ARGS, as cargo test runs it.
+geist_run_test() {
+    local crate_dir="$1" binary
+    binary=$(geist_test_binary "$crate_dir" "$2" "$3") || return
+    shift 3
+    (cd "$crate_dir" && "$binary" "$@")
+}

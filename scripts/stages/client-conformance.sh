@@ -42,9 +42,8 @@ for peer in "geist-server:$server:properties shrinking generators stateful macro
     command="${rest%%:*}"
     echo "-- the client's tests over the wire against $name: ${rest#*:}"
     for t in ${rest#*:}; do
-        binary=$(geist_test_binary crates/client "$t")
-        (cd crates/client && GEIST_SERVER_COMMAND="$command" GEIST_DATABASE=none \
-            "$binary" --test-threads 2)
+        GEIST_SERVER_COMMAND="$command" GEIST_DATABASE=none \
+            geist_run_test crates/client "$t" test --test-threads 2
     done
 done
 

@@ -24,4 +24,4 @@ geist_debug_builds
 
 echo "-- differential test against genlayer-js"
 GEIST_GENLAYER_JS_DIR="$PWD/$prefix" \
-    bash -c 'cd crates/packs/genvm && "$0" --ignored --nocapture' "$(geist_test_binary crates/packs/genvm calldata_differential)"
+    geist_run_test crates/packs/genvm calldata_differential test --ignored --nocapture

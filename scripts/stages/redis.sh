@@ -41,18 +41,11 @@ esac
 echo "-- tests that need redis-server or strace"
 # The workspace tests' own binaries (geist-database's local-server feature is
 # on there: the client's and the CLI's tests enable it).
-# run_ignored CRATE_DIR TARGET KIND [TEST ARGS...]: that binary's ignored tests.
-run_ignored() {
-    local crate_dir="$1" binary
-    binary=$(geist_test_binary "$crate_dir" "$2" "$3")
-    shift 3
-    (cd "$crate_dir" && "$binary" --ignored "$@")
-}
 geist_debug_builds
-run_ignored crates/engine geist_engine lib database::directory::tests::the_directory_is_synced_after_each_rename
-run_ignored crates/database redis_server test
-run_ignored crates/client shared_database test --test-threads 1
-run_ignored crates/cli db test
+geist_run_test crates/engine geist_engine lib --ignored database::directory::tests::the_directory_is_synced_after_each_rename
+geist_run_test crates/database redis_server test --ignored
+geist_run_test crates/client shared_database test --ignored --test-threads 1
+geist_run_test crates/cli db test --ignored
 
 echo "-- hegeltest 0.16 through geist-server, database = redis://"
 src=$("$root/scripts/fetch-hegeltest.sh" 0.16.0)
