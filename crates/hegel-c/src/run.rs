@@ -196,28 +196,21 @@ fn health_check_name(check: HealthCheck) -> &'static str {
 
 /// A reproduce blob: base64 of the database's encoding of the choices.
 pub fn encode_blob(choices: &[ChoiceValue]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD
-        .encode(geist_engine::database::encode_choices(choices))
+    geist_engine::blob::encode_blob(choices)
 }
 
-/// The choices of a reproduce blob. A blob that does not decode is refused
-/// with the reason, and with the likely cause: a blob is only guaranteed to
-/// replay in the version of Hegel (here: of geist) that made it.
+/// The choices of a reproduce blob (geist's, or one libhegel printed). A
+/// blob that does not decode is refused with the reason, and with the likely
+/// cause: a blob is only guaranteed to replay in the version of Hegel (here:
+/// of geist) that made it.
 pub fn decode_blob(blob: &str) -> AbiResult<Vec<ChoiceValue>> {
-    use base64::Engine;
-    let undecodable = |reason: String| {
+    geist_engine::blob::decode_blob(blob).map_err(|e| {
         AbiError::arg(format!(
-            "the supplied failure blob could not be decoded ({reason}). It may be corrupt, \
+            "the supplied failure blob could not be decoded ({e}). It may be corrupt, \
              or come from another version of Hegel or another engine: a blob only replays in \
              the version that printed it"
         ))
-    };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(blob.trim())
-        .map_err(|e| undecodable(format!("not base64: {e}")))?;
-    geist_engine::database::decode_choices(&bytes)
-        .map_err(|e| undecodable(format!("not a geist blob: {e}")))
+    })
 }
 
 /// The random seed of a run without a fixed one.

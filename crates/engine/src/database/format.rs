@@ -30,7 +30,8 @@ impl From<&str> for EntryError {
     }
 }
 
-const MAGIC: &[u8; 4] = b"GEDB";
+/// The first bytes of every entry.
+pub(crate) const MAGIC: &[u8; 4] = b"GEDB";
 /// The version of the entry format this geist writes and reads.
 pub const FORMAT_VERSION: u8 = 2;
 
@@ -129,6 +130,64 @@ impl<'a> Reader<'a> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
+
+    /// A choice count, checked against the bytes left: every value takes at
+    /// least two bytes, so a count beyond that is a lie.
+    fn count(&mut self) -> Result<usize, String> {
+        let count = self.u32()? as usize;
+        if count > self.bytes.len() / 2 {
+            return Err(format!(
+                "claims {count} choices in {} bytes",
+                self.bytes.len()
+            ));
+        }
+        Ok(count)
+    }
+
+    /// A float's little-endian bit pattern.
+    fn float(&mut self) -> Result<ChoiceValue, String> {
+        let b = self.take(8)?;
+        let mut bits = [0; 8];
+        bits.copy_from_slice(b);
+        Ok(ChoiceValue::Float(f64::from_bits(u64::from_le_bytes(bits))))
+    }
+
+    /// A boolean byte, 0 or 1.
+    fn boolean(&mut self) -> Result<ChoiceValue, String> {
+        match self.take(1)?[0] {
+            0 => Ok(ChoiceValue::Boolean(false)),
+            1 => Ok(ChoiceValue::Boolean(true)),
+            other => Err(format!("bad boolean byte {other} at {}", self.pos - 1)),
+        }
+    }
+
+    /// A u32 length, then that many bytes.
+    fn bytes(&mut self) -> Result<ChoiceValue, String> {
+        let n = self.u32()? as usize;
+        Ok(ChoiceValue::Bytes(self.take(n)?.to_vec()))
+    }
+
+    /// A u32 count, then that many little-endian u32 code points.
+    fn code_points(&mut self) -> Result<ChoiceValue, String> {
+        let n = self.u32()? as usize;
+        let raw = self.take(n.checked_mul(4).ok_or("string length overflows")?)?;
+        let points: Vec<u32> = raw
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if let Some(bad) = points.iter().find(|c| **c > crate::charset::MAX_CODEPOINT) {
+            return Err(format!("code point {bad:#x} out of range"));
+        }
+        Ok(ChoiceValue::String(points))
+    }
+
+    /// Every byte was read.
+    fn finish(&self) -> Result<(), String> {
+        match self.bytes.len() - self.pos {
+            0 => Ok(()),
+            left => Err(format!("{left} trailing bytes")),
+        }
+    }
 }
 
 /// Parses a serialized choice sequence, rejecting anything malformed.
@@ -143,14 +202,7 @@ pub fn decode_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, EntryError> {
     if version != FORMAT_VERSION {
         return Err(EntryError::UnsupportedVersion(version));
     }
-    let count = r.u32()? as usize;
-    // Every value takes at least two bytes, so a count beyond that is a lie.
-    if count > bytes.len() / 2 {
-        return Err(EntryError::Malformed(format!(
-            "claims {count} choices in {} bytes",
-            bytes.len()
-        )));
-    }
+    let count = r.count()?;
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
         let tag = r.take(1)?[0];
@@ -159,40 +211,10 @@ pub fn decode_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, EntryError> {
                 let z = r.varint()?;
                 ChoiceValue::Integer(((z >> 1) as i128) ^ -((z & 1) as i128))
             }
-            1 => {
-                let b = r.take(8)?;
-                ChoiceValue::Float(f64::from_bits(u64::from_le_bytes(
-                    b.try_into().map_err(|_| "float")?,
-                )))
-            }
-            2 => match r.take(1)?[0] {
-                0 => ChoiceValue::Boolean(false),
-                1 => ChoiceValue::Boolean(true),
-                other => {
-                    return Err(EntryError::Malformed(format!(
-                        "bad boolean byte {other} at {}",
-                        r.pos - 1
-                    )));
-                }
-            },
-            3 => {
-                let n = r.u32()? as usize;
-                ChoiceValue::Bytes(r.take(n)?.to_vec())
-            }
-            4 => {
-                let n = r.u32()? as usize;
-                let raw = r.take(n.checked_mul(4).ok_or("string length overflows")?)?;
-                let points: Vec<u32> = raw
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                if let Some(bad) = points.iter().find(|c| **c > crate::charset::MAX_CODEPOINT) {
-                    return Err(EntryError::Malformed(format!(
-                        "code point {bad:#x} out of range"
-                    )));
-                }
-                ChoiceValue::String(points)
-            }
+            1 => r.float()?,
+            2 => r.boolean()?,
+            3 => r.bytes()?,
+            4 => r.code_points()?,
             other => {
                 return Err(EntryError::Malformed(format!(
                     "unknown choice tag {other} at byte {}",
@@ -202,13 +224,83 @@ pub fn decode_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, EntryError> {
         };
         out.push(value);
     }
-    if r.pos != bytes.len() {
-        return Err(EntryError::Malformed(format!(
-            "{} trailing bytes",
-            bytes.len() - r.pos
-        )));
-    }
+    r.finish()?;
     Ok(out)
+}
+
+/// Parses libhegel's (hegeltest-c 0.49's) serialized choice sequence, as its
+/// documentation describes it: a little-endian u32 count, then per choice a
+/// tag (0 integer, 1 boolean, 2 float, 3 bytes, 4 string, 5 clone) and its
+/// value. An integer is width sub-tag 10, a u32 length and that many
+/// two's-complement little-endian bytes; the older sub-tags 0-9 are not
+/// documented and are refused, and so are clone values (a libhegel
+/// clone-stream has no geist counterpart). Floats, booleans, bytes and strings
+/// are laid out as in geist's own format.
+pub(crate) fn decode_libhegel_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, EntryError> {
+    let mut r = Reader { bytes, pos: 0 };
+    let count = r.count()?;
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        let tag = r.take(1)?[0];
+        let value = match tag {
+            0 => {
+                let width = r.take(1)?[0];
+                if width != 10 {
+                    return Err(EntryError::Malformed(format!(
+                        "libhegel integer width sub-tag {width} at byte {} (only 10, a \
+                         length-prefixed integer, is read)",
+                        r.pos - 1
+                    )));
+                }
+                let at = r.pos;
+                let n = r.u32()? as usize;
+                ChoiceValue::Integer(twos_complement_le(r.take(n)?).ok_or_else(|| {
+                    EntryError::Malformed(format!(
+                        "libhegel integer at byte {at} does not fit in 128 bits"
+                    ))
+                })?)
+            }
+            1 => r.boolean()?,
+            2 => r.float()?,
+            3 => r.bytes()?,
+            4 => r.code_points()?,
+            5 => {
+                return Err(EntryError::Malformed(format!(
+                    "libhegel clone values (tag 5 at byte {}) have no geist counterpart",
+                    r.pos - 1
+                )));
+            }
+            other => {
+                return Err(EntryError::Malformed(format!(
+                    "unknown libhegel choice tag {other} at byte {}",
+                    r.pos - 1
+                )));
+            }
+        };
+        out.push(value);
+    }
+    r.finish()?;
+    Ok(out)
+}
+
+/// A two's-complement little-endian integer, if it fits in an i128 (longer
+/// encodings are accepted when the extra bytes only extend the sign).
+fn twos_complement_le(raw: &[u8]) -> Option<i128> {
+    let Some(&last) = raw.last() else {
+        return Some(0);
+    };
+    let fill = if last & 0x80 != 0 { 0xFF } else { 0 };
+    let mut buf = [fill; 16];
+    if raw.len() > 16 {
+        let (low, high) = raw.split_at(16);
+        if high.iter().any(|b| *b != fill) || (low[15] & 0x80 != 0) != (fill == 0xFF) {
+            return None;
+        }
+        buf.copy_from_slice(low);
+    } else {
+        buf[..raw.len()].copy_from_slice(raw);
+    }
+    Some(i128::from_le_bytes(buf))
 }
 
 #[cfg(test)]
