@@ -7,6 +7,7 @@ pub(super) mod choices;
 pub(super) mod deletion;
 pub(super) mod duplicates;
 pub(super) mod element_pairs;
+pub(super) mod float_pairs;
 pub(super) mod regeneration;
 pub(super) mod reordering;
 pub(super) mod reshaping;
