@@ -14,7 +14,10 @@
 //! delete on this example run before the ones that only polish it.
 
 use super::Shrinker;
-use super::passes::{choices, deletion, regeneration, reordering, reshaping, simplification};
+use super::passes::{
+    choices, deletion, duplicates, element_pairs, float_pairs, regeneration, reordering, reshaping,
+    simplification,
+};
 
 /// A shrink pass: a name and what it does to the shrinker's best example.
 #[derive(Clone, Copy)]
@@ -27,7 +30,7 @@ pub(super) struct ShrinkPass {
 
 /// Every pass, in the starting order (Hypothesis's: simplest spans,
 /// deletions, then single choices and pairs).
-pub(super) const PASSES: [ShrinkPass; 15] = [
+pub(super) const PASSES: [ShrinkPass; 18] = [
     ShrinkPass {
         name: "remove_discarded",
         run: deletion::remove_discarded,
@@ -49,6 +52,10 @@ pub(super) const PASSES: [ShrinkPass; 15] = [
         run: choices::lower_integers_together,
     },
     ShrinkPass {
+        name: "shrink_duplicated_values",
+        run: duplicates::shrink_duplicated_values,
+    },
+    ShrinkPass {
         name: "minimize_choices",
         run: choices::minimize_choices,
     },
@@ -59,6 +66,10 @@ pub(super) const PASSES: [ShrinkPass; 15] = [
     ShrinkPass {
         name: "lower_and_delete",
         run: deletion::lower_and_delete,
+    },
+    ShrinkPass {
+        name: "delete_element_pairs",
+        run: element_pairs::delete_element_pairs,
     },
     ShrinkPass {
         name: "merge_collections",
@@ -75,6 +86,10 @@ pub(super) const PASSES: [ShrinkPass; 15] = [
     ShrinkPass {
         name: "redistribute_pairs",
         run: choices::redistribute_pairs,
+    },
+    ShrinkPass {
+        name: "scale_float_pairs",
+        run: float_pairs::scale_float_pairs,
     },
     ShrinkPass {
         name: "raise_to_shorten",
@@ -202,21 +217,21 @@ mod tests {
         reorder(&mut order, &outcomes);
         assert_eq!(
             order,
-            vec![7, 9, 0, 3, 1, 2, 4, 5, 6, 8, 10, 11, 12, 13, 14]
+            vec![7, 9, 0, 3, 1, 2, 4, 5, 6, 8, 10, 11, 12, 13, 14, 15, 16, 17]
         );
     }
 
     #[test]
     fn the_sort_is_stable_across_rounds() {
         // Equals keep the order the previous round left them in.
-        let mut order = vec![4, 2, 0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
+        let mut order = vec![4, 2, 0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
         let mut outcomes = vec![RoundOutcome::Nothing; PASSES.len()];
         outcomes[0] = RoundOutcome::Deleted;
         outcomes[4] = RoundOutcome::Deleted;
         reorder(&mut order, &outcomes);
         assert_eq!(
             order,
-            vec![4, 0, 2, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+            vec![4, 0, 2, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
         );
     }
 }

@@ -8,7 +8,7 @@
 //! before them lowered (a count and what it counts), and cuts after a coin
 //! raised to `true`.
 
-use super::{decides_element, find_integer, lower_once, may_count, sibling_chain};
+use super::{decides_element, find_integer, lower_once, may_count, raise_once, sibling_chain};
 use crate::choice::{ChoiceValue, Constraints};
 use crate::shrink::Shrinker;
 use crate::shrink::search::bisect;
@@ -133,9 +133,9 @@ impl GapSiblings {
 /// length, a parity flag, a second list or string that must be as long
 /// often has to move with the deletion, and no other deletion looks past
 /// the collection's end (libhegel's `delete_spans` nudges the same way).
-/// The changes: an integer one step simpler, a boolean flipped, a string or
-/// byte string one element shorter, a following collection's first element
-/// deleted.
+/// The changes: an integer one step simpler or one further from its
+/// simplest value, a boolean flipped, a string or byte string one element
+/// shorter, a following collection's first element deleted.
 fn delete_with_follower_nudged(s: &mut Shrinker, element: &crate::data::Span) -> bool {
     let nodes = &s.best.nodes;
     let ends = sibling_chain(s, element.label, element.depth, element.end, true);
@@ -162,9 +162,11 @@ fn delete_with_follower_nudged(s: &mut Shrinker, element: &crate::data::Span) ->
     };
     match (&node.value, &node.constraints) {
         _ if node.forced => {}
+        // A step down (a declared length), then a step up (a total the
+        // deleted element counted towards, paid for by the value after it).
         (ChoiceValue::Integer(_), _) => {
-            if let Some(lowered) = lower_once(&node) {
-                nudge(lowered);
+            for stepped in [lower_once(&node), raise_once(&node)].into_iter().flatten() {
+                nudge(stepped);
             }
         }
         // A flag, not another collection's "one more?" choice (the next
@@ -264,7 +266,7 @@ fn truncate_collections(s: &mut Shrinker) {
 /// The runs of two or more adjacent collection elements (same depth, each
 /// starting where the one before ends) in the best example, as
 /// (start, end) per element; nested collections make runs of their own.
-fn element_runs(s: &Shrinker) -> Vec<Vec<(usize, usize)>> {
+pub(super) fn element_runs(s: &Shrinker) -> Vec<Vec<(usize, usize)>> {
     let mut elements: Vec<(usize, usize, usize)> = s
         .best
         .spans

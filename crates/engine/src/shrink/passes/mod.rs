@@ -5,6 +5,9 @@
 
 pub(super) mod choices;
 pub(super) mod deletion;
+pub(super) mod duplicates;
+pub(super) mod element_pairs;
+pub(super) mod float_pairs;
 pub(super) mod regeneration;
 pub(super) mod reordering;
 pub(super) mod reshaping;
@@ -82,6 +85,23 @@ fn lower_once(node: &crate::choice::ChoiceNode) -> Option<crate::choice::ChoiceV
                 return None;
             }
             c.value_at(index - 1).map(ChoiceValue::Integer)
+        }
+        _ => None,
+    }
+}
+
+/// A free integer choice one further from its simplest value (on the side
+/// it is on; above it when at it), if the bounds permit that.
+fn raise_once(node: &crate::choice::ChoiceNode) -> Option<crate::choice::ChoiceValue> {
+    use crate::choice::{ChoiceValue, Constraints};
+    match (&node.value, &node.constraints) {
+        (ChoiceValue::Integer(v), Constraints::Integer(c)) if !node.forced => {
+            let raised = if *v >= c.simplest() {
+                v.checked_add(1)
+            } else {
+                v.checked_sub(1)
+            }?;
+            c.permits(raised).then_some(ChoiceValue::Integer(raised))
         }
         _ => None,
     }

@@ -51,10 +51,15 @@ pub(in crate::shrink) fn raise_to_shorten(s: &mut Shrinker) {
             continue;
         }
         if let Some(raised) = raised_value(&s.best.nodes[i]) {
+            let simplest = s.best.nodes[i].value == s.best.nodes[i].constraints.simplest();
             match raise_at(s, i, raised) {
                 Raised::Improved => fruitless = 0,
                 Raised::PathChanged => {}
-                Raised::Fruitless => fruitless += 1,
+                // A pick left at its simplest value (a name, an operator)
+                // says nothing of the gates after it; a value the failure
+                // holds above its simplest does (the test reads it).
+                Raised::Unchanged if simplest => {}
+                Raised::Unchanged | Raised::Fruitless => fruitless += 1,
             }
         }
         i += 1;
@@ -89,8 +94,13 @@ enum Raised {
     /// The replay took another path, no longer than the example, that did
     /// not fail (and no repair after the switch made it fail).
     PathChanged,
-    /// The replay took the same path, or one that needs more choices.
+    /// The replay took a path that needs more choices, or the test
+    /// rejected it.
     Fruitless,
+    /// The replay read every choice as before (the raised choice is a
+    /// value, not a selector), or the raise did not run (seen before, or
+    /// known to the choice tree).
+    Unchanged,
 }
 
 /// Tries the best example with choice `i` raised to `raised`, then (if the
@@ -118,7 +128,10 @@ fn raise_at(s: &mut Shrinker, i: usize, raised: ChoiceValue) -> Raised {
     let Some(realized) = s.last_run.as_mut().and_then(|run| run.realized.take()) else {
         return Raised::Fruitless;
     };
-    if realized.len() > candidate.len() || realized == candidate {
+    if realized == candidate {
+        return Raised::Unchanged;
+    }
+    if realized.len() > candidate.len() {
         return Raised::Fruitless;
     }
     let window_end = candidate.len().min(i + 1 + REPAIR_WINDOW);
