@@ -37,7 +37,10 @@ const MAX_FRUITLESS_RAISES: usize = 3;
 /// new path usually needs one more change right after the switch: a choice
 /// it reads as the simplest value raised too (a `one_of` whose short branch
 /// must hold `true`), or a choice the old path made and the new one does
-/// not deleted (libhegel's `try_shortening_via_increment`).
+/// not deleted (libhegel's `try_shortening_via_increment`), or, last, every
+/// choice after the raised one far from its simplest value in fewer choices
+/// than the example (a `one_of` raised into a nested `one_of` whose last
+/// branch is short and must hold `true`).
 pub(in crate::shrink) fn raise_to_shorten(s: &mut Shrinker) {
     if !s.polish {
         return;
@@ -167,6 +170,13 @@ fn raise_at(s: &mut Shrinker, i: usize, raised: ChoiceValue) -> Raised {
         if s.consider_reshaped(shorter) {
             return Raised::Improved;
         }
+    }
+    // The new path's choices far from their simplest values, in fewer
+    // choices than the example: a `one_of` raised into another `one_of`
+    // whose short branch is its last, holding `true` (the choices the old
+    // path left there are read as the simplest alternative).
+    if s.consider_far(candidate[..=i].to_vec(), candidate.len() - 1) {
+        return Raised::Improved;
     }
     Raised::PathChanged
 }
