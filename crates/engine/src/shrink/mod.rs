@@ -2,9 +2,9 @@
 //!
 //! A failing example is its choice sequence. The shrinker runs small,
 //! independent passes over it ([`passes`], by family: deletion,
-//! simplification, choices, reordering, reshaping, regeneration), keeping
-//! any candidate that still fails with the same origin and is smaller in
-//! shortlex order. The [`schedule`] runs them in rounds until a whole round
+//! simplification, choices, characters, reordering, reshaping, regeneration),
+//! keeping any candidate that still fails with the same origin and is
+//! smaller in shortlex order. The [`schedule`] runs them in rounds until a whole round
 //! improves nothing or the budget runs out, and keeps per-pass statistics.
 //! Single values shrink through the standalone shrinkers in [`values`];
 //! [`search`] holds the searches over counts they share. A cache ensures no
@@ -136,8 +136,9 @@ struct LastRun {
     /// How many choices its replay made.
     realized_length: usize,
     /// The values of the choices its replay made, kept only for a candidate
-    /// of [`Shrinker::consider_reshaped`] that ran (copying every run's
-    /// choices would cost each shrink execution a copy of the test case).
+    /// of [`Shrinker::consider_reshaped`] or [`Shrinker::consider_far`] that
+    /// ran (copying every run's choices would cost each shrink execution a
+    /// copy of the test case).
     realized: Option<Vec<ChoiceValue>>,
     /// Whether the test rejected it (its replay ran and ended invalid).
     invalid: bool,
@@ -326,6 +327,12 @@ impl<'a> Shrinker<'a> {
             let values: Vec<&ChoiceValue> = data.nodes.iter().map(|n| &n.value).collect();
             eprintln!("  ran far {values:?} -> {:?}", data.status);
         }
+        self.last_run = Some(LastRun {
+            length: data.nodes.len(),
+            realized_length: data.nodes.len(),
+            realized: Some(data.nodes.iter().map(|n| n.value.clone()).collect()),
+            invalid: data.status == Some(Status::Invalid),
+        });
         self.adopt(&data)
     }
 

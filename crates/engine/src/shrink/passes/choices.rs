@@ -305,6 +305,13 @@ fn lower_pairs_of_copies(s: &mut Shrinker, value: i128, positions: &[usize]) {
     }
 }
 
+/// Whether an integer with these bounds may select a path: a small range.
+fn is_selector(c: &crate::choice::IntegerConstraints) -> bool {
+    c.min
+        .zip(c.max)
+        .is_some_and(|(min, max)| max.abs_diff(min) <= 255)
+}
+
 /// Moves two neighbouring integers toward their simplest values by the same
 /// amount, keeping their difference (bugs that need `y == x + 1`, or any
 /// relation between two values, with both large): Hypothesis's
@@ -489,9 +496,16 @@ pub(in crate::shrink) fn redistribute_pairs(s: &mut Shrinker) {
                         ok
                     };
                     // Every probe moves k from the original pair, so the
-                    // successes form a prefix of 1..full.
-                    if shift(1) && full > 1 && !shift(full) {
-                        move_most(full, &mut shift);
+                    // successes form a prefix of 1..full. A selector (a
+                    // small range) moved by one may read what follows
+                    // another way where all of it does not (`%f` between
+                    // `%d` and `%s`): it moves all the way once more.
+                    if shift(1) {
+                        if full > 1 && !shift(full) {
+                            move_most(full, &mut shift);
+                        }
+                    } else if full > 1 && is_selector(&ca) {
+                        shift(full);
                     }
                 }
                 (

@@ -3,6 +3,7 @@
 //! success (indices may have moved). [`super::schedule`] decides when each
 //! runs.
 
+pub(super) mod characters;
 pub(super) mod choices;
 pub(super) mod deletion;
 pub(super) mod duplicates;

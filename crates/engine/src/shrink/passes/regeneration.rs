@@ -8,6 +8,10 @@
 //! may (a threshold crossed from above). The other passes then shrink them
 //! down to where the failure starts.
 //!
+//! A string (or byte string) the other passes left above its simplest value
+//! is emptied the same way: it may fail only together with what follows as
+//! it stands, and a value far from the simplest after it may fail alone.
+//!
 //! Polish round only, and only in the first one and after one where it
 //! improved the example: every try costs a test case, and most selectors are
 //! already as low as they go.
@@ -25,8 +29,8 @@ const MAX_SELECTOR_INDEX: u128 = 10;
 const MAX_SELECTOR_RANGE: u128 = 255;
 
 /// Sets each small integer choice that `minimize_choices` could not lower
-/// (keeping the choices after it) to its simplest value, with the choices
-/// after it far from their simplest values
+/// (keeping the choices after it) to each simpler value in turn, the
+/// simplest first, with the choices after it far from their simplest values
 /// ([`crate::choice::Constraints::far_value`]); keeps the result if it fails.
 pub(in crate::shrink) fn lower_and_regenerate(s: &mut Shrinker) {
     if !s.polish || !s.regenerate {
@@ -35,14 +39,32 @@ pub(in crate::shrink) fn lower_and_regenerate(s: &mut Shrinker) {
     let improvements = s.improvements;
     let mut i = 0;
     while i < s.best.nodes.len() && !s.exhausted() {
-        if let Some(c) = selector(s, i) {
+        if let Some(simplest) = unshrunk_text(s, i) {
             let mut lowered = s.best.choices();
-            lowered[i] = ChoiceValue::Integer(c.simplest());
-            if switches_path(s, i, &lowered) {
-                lowered.truncate(i + 1);
-                // A continuation longer than the best example is never simpler.
-                let max_choices = s.best.nodes.len();
-                s.consider_far(lowered, max_choices);
+            lowered[i] = simplest;
+            lowered.truncate(i + 1);
+            let max_choices = s.best.nodes.len();
+            s.consider_far(lowered, max_choices);
+        } else if let Some((c, index)) = selector(s, i) {
+            // Each value below it, the simplest first: the alternative whose
+            // far values fail need not be the first.
+            for lower in 0..index {
+                let Some(value) = c.value_at(lower) else {
+                    break;
+                };
+                let mut lowered = s.best.choices();
+                lowered[i] = ChoiceValue::Integer(value);
+                if switches_path(s, i, &lowered) {
+                    lowered.truncate(i + 1);
+                    // A continuation longer than the best example is never simpler.
+                    let max_choices = s.best.nodes.len();
+                    if s.consider_far(lowered, max_choices)
+                        || splice_far_choice(s, i)
+                        || s.exhausted()
+                    {
+                        break;
+                    }
+                }
             }
         }
         i += 1;
@@ -68,9 +90,10 @@ fn switches_path(s: &mut Shrinker, i: usize, lowered: &[ChoiceValue]) -> bool {
     }
 }
 
-/// Choice `i`'s constraints, if it is a free integer from a small range a
-/// few steps above its simplest value, that could not be lowered on its own.
-fn selector(s: &Shrinker, i: usize) -> Option<IntegerConstraints> {
+/// Choice `i`'s constraints and its value's index in their simplicity
+/// order, if it is a free integer from a small range a few steps above its
+/// simplest value, that could not be lowered on its own.
+fn selector(s: &Shrinker, i: usize) -> Option<(IntegerConstraints, u128)> {
     let node = s.best.nodes.get(i)?;
     match (&node.value, &node.constraints) {
         (ChoiceValue::Integer(v), Constraints::Integer(c))
@@ -78,8 +101,43 @@ fn selector(s: &Shrinker, i: usize) -> Option<IntegerConstraints> {
         {
             let range = c.max?.abs_diff(c.min?);
             let index = c.index_of(*v);
-            (range <= MAX_SELECTOR_RANGE && (1..=MAX_SELECTOR_INDEX).contains(&index)).then_some(*c)
+            (range <= MAX_SELECTOR_RANGE && (1..=MAX_SELECTOR_INDEX).contains(&index))
+                .then_some((*c, index))
         }
         _ => None,
     }
+}
+
+/// Choice `i`'s simplest value, if it is a free string or byte string that
+/// the passes before left above it: one that only fails together with the
+/// values after it as they are (`s.len() >= 4 || x != 0.0` at `("0000",
+/// 0.0)`), where emptying it needs another value raised at the same time.
+fn unshrunk_text(s: &Shrinker, i: usize) -> Option<ChoiceValue> {
+    let node = s.best.nodes.get(i)?;
+    if node.forced || !matches!(node.value, ChoiceValue::String(_) | ChoiceValue::Bytes(_)) {
+        return None;
+    }
+    let simplest = node.constraints.simplest();
+    (node.value != simplest).then_some(simplest)
+}
+
+/// After a far continuation from a selector lowered at `i` did not fail:
+/// if its path was as long as the best example's, the best example with its
+/// first `i + 2` choices taken from that path (the selector lowered, the
+/// first choice of the new branch far from its simplest value) and the rest
+/// kept. The new branch read as many choices as the old one, so what came
+/// after the old branch lines up again (`(one of five delta kinds, k)`: the
+/// kind that holds a wide millisecond count, that count far, and `k` as it
+/// was, where a far `k` too overflows the product). True if it became the
+/// new best.
+fn splice_far_choice(s: &mut Shrinker, i: usize) -> bool {
+    let Some(far) = s.last_run.as_mut().and_then(|run| run.realized.take()) else {
+        return false;
+    };
+    if far.len() != s.best.nodes.len() || i + 2 >= far.len() {
+        return false;
+    }
+    let mut spliced = s.best.choices();
+    spliced[..i + 2].clone_from_slice(&far[..i + 2]);
+    s.consider(spliced)
 }

@@ -1,7 +1,9 @@
 //! Reordering passes: a span replaced by a descendant with the same label
-//! (a nested list by one of its sublists), and adjacent siblings sorted into
-//! simplest-first order.
+//! (a nested list by one of its sublists), adjacent siblings sorted into
+//! simplest-first order, and adjacent blocks of choices that no span marks
+//! swapped.
 
+use super::{closes_collection, decides_element};
 use crate::choice::ChoiceValue;
 use crate::shrink::Shrinker;
 use std::cmp::Ordering;
@@ -71,6 +73,50 @@ pub(in crate::shrink) fn sort_sibling_spans(s: &mut Shrinker) {
             let mut replacement: Vec<ChoiceValue> = b.iter().map(|n| n.value.clone()).collect();
             replacement.extend(a.iter().map(|n| n.value.clone()));
             s.try_replace(first.start..second.end, &replacement);
+        }
+    }
+}
+
+/// The block lengths [`swap_adjacent_blocks`] tries: a value drawn as a
+/// gate and what it selects, with a payload or without.
+const SWAPPED_BLOCK_LENGTHS: [usize; 2] = [2, 3];
+
+/// In the polish round, swaps two adjacent blocks of choices of the same
+/// length when the later one is simpler: values drawn one after another by
+/// the same helper without a span around each (`(gate, pick)` twice) reach
+/// the simplest order this way, as spanned siblings do by
+/// [`sort_sibling_spans`]. A test whose failure needs `(∞, 0)` with `(0, ∞)`
+/// failing as well stalls at the former otherwise: no value of either can
+/// move on its own.
+pub(in crate::shrink) fn swap_adjacent_blocks(s: &mut Shrinker) {
+    if !s.polish {
+        return;
+    }
+    for k in SWAPPED_BLOCK_LENGTHS {
+        let mut i = 0;
+        while i + 2 * k <= s.best.nodes.len() && !s.exhausted() {
+            // Spanned values of several choices are sorted by
+            // `sort_sibling_spans`; a block that cuts one would tear it apart.
+            let cut = s.best.spans.iter().any(|sp| {
+                sp.end.saturating_sub(sp.start) > 1
+                    && ((sp.start > i && sp.start < i + 2 * k)
+                        || (sp.end > i && sp.end < i + 2 * k))
+            });
+            // Nor a collection's decisions to draw another element: moving
+            // them moves elements between collections, which the deletion
+            // and merging passes do directly.
+            if cut || (i..i + 2 * k).any(|j| decides_element(s, j) || closes_collection(s, j)) {
+                i += 1;
+                continue;
+            }
+            let a = &s.best.nodes[i..i + k];
+            let b = &s.best.nodes[i + k..i + 2 * k];
+            if crate::choice::sequence_cmp(b, a) == Ordering::Less {
+                let mut replacement: Vec<ChoiceValue> = b.iter().map(|n| n.value.clone()).collect();
+                replacement.extend(a.iter().map(|n| n.value.clone()));
+                s.try_replace(i..i + 2 * k, &replacement);
+            }
+            i += 1;
         }
     }
 }
