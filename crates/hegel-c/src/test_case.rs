@@ -356,7 +356,8 @@ pub fn handle(tc: *const hegel_test_case_t) -> AbiResult<Arc<TestCaseHandle>> {
 }
 
 /// Runs `f` on the handle behind a pointer, without copying it out (see
-/// [`handles::with`]): the per-draw path.
+/// [`handles::with`]): the per-draw path, inlined as that is.
+#[inline(always)]
 pub fn with_handle<R>(
     tc: *const hegel_test_case_t,
     f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
