@@ -291,6 +291,9 @@ pub struct StateMachine {
     rounds_started: u64,
     /// Rounds that had a rule rejected at concurrency 1 (they do not count).
     rounds_rejected: u64,
+    /// The weights of a selection's candidates, kept between selections so
+    /// that a rule step allocates nothing.
+    weights: Vec<f64>,
 }
 
 impl StateMachine {
@@ -351,6 +354,7 @@ impl StateMachine {
             current_group: 0,
             rounds_started: 0,
             rounds_rejected: 0,
+            weights: Vec::new(),
         })
     }
 
@@ -544,37 +548,58 @@ impl StateMachine {
         group: usize,
     ) -> Result<usize, StopTest> {
         let members = &self.groups[group];
-        let mut weights: Vec<f64> = members.iter().map(|r| self.spec.weight(*r)).collect();
-        let swarm = &mut self.workers[worker].swarm;
-        for _ in 0..SELECTION_TRIES {
-            let k = weighted_index(data, &weights)?;
-            if weights[k] > 0.0 {
-                if swarm.is_enabled(data, group, members[k])? {
-                    return Ok(members[k]);
-                }
-                weights[k] = 0.0;
-            }
-        }
-        let mut allowed = Vec::new();
-        let mut allowed_weights = Vec::new();
-        for (k, rule) in members.iter().enumerate() {
-            if weights[k] > 0.0 && swarm.is_enabled(data, group, *rule)? {
-                allowed.push(k);
-                allowed_weights.push(weights[k]);
-            }
-        }
-        // A group's last candidate is forced on, so some rule is enabled;
-        // were none, the first rule would run rather than none.
-        let k = match allowed.len() {
-            0 => 0,
-            _ => allowed[weighted_index(data, &allowed_weights)?],
-        };
-        data.force_integer(
-            IntegerConstraints::bounded(0, members.len() as i128 - 1),
-            k as i128,
-        )?;
-        Ok(members[k])
+        let mut weights = std::mem::take(&mut self.weights);
+        weights.clear();
+        weights.extend(members.iter().map(|r| self.spec.weight(*r)));
+        let chosen = select_among(
+            data,
+            members,
+            &mut weights,
+            &mut self.workers[worker].swarm,
+            group,
+        );
+        self.weights = weights;
+        chosen
     }
+}
+
+/// [`StateMachine::select`] over `members` of `group`, with `weights` (one
+/// per member) to zero out as swarm-disabled rules are met.
+fn select_among(
+    data: &mut TestData,
+    members: &[usize],
+    weights: &mut [f64],
+    swarm: &mut Swarm,
+    group: usize,
+) -> Result<usize, StopTest> {
+    for _ in 0..SELECTION_TRIES {
+        let k = weighted_index(data, weights)?;
+        if weights[k] > 0.0 {
+            if swarm.is_enabled(data, group, members[k])? {
+                return Ok(members[k]);
+            }
+            weights[k] = 0.0;
+        }
+    }
+    let mut allowed = Vec::new();
+    let mut allowed_weights = Vec::new();
+    for (k, rule) in members.iter().enumerate() {
+        if weights[k] > 0.0 && swarm.is_enabled(data, group, *rule)? {
+            allowed.push(k);
+            allowed_weights.push(weights[k]);
+        }
+    }
+    // A group's last candidate is forced on, so some rule is enabled;
+    // were none, the first rule would run rather than none.
+    let k = match allowed.len() {
+        0 => 0,
+        _ => allowed[weighted_index(data, &allowed_weights)?],
+    };
+    data.force_integer(
+        IntegerConstraints::bounded(0, members.len() as i128 - 1),
+        k as i128,
+    )?;
+    Ok(members[k])
 }
 
 /// An index in `[0, weights.len())` drawn with probability proportional to

@@ -25,9 +25,20 @@ pub struct Context {
 handled!(Context, 1, "context");
 
 impl Context {
+    /// Records a call's outcome: its message, or none after a success.
+    #[inline(always)]
     fn record(&self, outcome: &AbiResult) {
         match outcome {
             Ok(()) if !self.holds_message.load(Ordering::Relaxed) => {}
+            _ => self.record_change(outcome),
+        }
+    }
+
+    /// [`Context::record`] when the message changes.
+    #[cold]
+    #[inline(never)]
+    fn record_change(&self, outcome: &AbiResult) {
+        match outcome {
             Ok(()) => {
                 let mut message = self.message.lock().unwrap_or_else(|e| e.into_inner());
                 *message = vec![0];
@@ -55,7 +66,10 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs the body of an exported function: checks the context, catches
-/// panics, records the outcome on the context and returns its code.
+/// panics, records the outcome on the context and returns its code. Inlined
+/// into each exported function: it is most of what a call costs beyond its
+/// own work.
+#[inline(always)]
 pub fn guard(ctx: *const hegel_context_t, body: impl FnOnce() -> AbiResult) -> hegel_result_t {
     let run = || match catch_unwind(AssertUnwindSafe(body)) {
         Ok(outcome) => outcome,

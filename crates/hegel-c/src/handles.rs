@@ -174,7 +174,10 @@ pub fn get<T: Handled, H>(handle: *const H) -> Result<Arc<T>, AbiError> {
 /// Runs `f` on the object behind a live handle. When this thread looked the
 /// handle up last (the common case: every call of a test case names the
 /// same one), no reference count is touched: atomic operations are most of
-/// what a lookup costs.
+/// what a lookup costs. That path is inlined into every caller (several
+/// lookups make up an ABI call, each otherwise a call of its own); the slab
+/// lookup is not.
+#[inline(always)]
 pub fn with<T: Handled, H, R>(handle: *const H, f: impl FnOnce(&T) -> R) -> Result<R, AbiError> {
     let raw = handle as usize;
     let frees = frees_of::<T>(raw).load(Ordering::Acquire);
@@ -189,8 +192,18 @@ pub fn with<T: Handled, H, R>(handle: *const H, f: impl FnOnce(&T) -> R) -> Resu
     if let Ok(Some(result)) = hit {
         return Ok(result);
     }
+    with_looked_up(handle, f)
+}
+
+/// [`with`] for a handle this thread did not look up last: from the slab.
+#[cold]
+#[inline(never)]
+fn with_looked_up<T: Handled, H, R>(
+    handle: *const H,
+    f: Option<impl FnOnce(&T) -> R>,
+) -> Result<R, AbiError> {
     let object = get::<T, H>(handle)?;
-    match f.take() {
+    match f {
         Some(f) => Ok(f(&object)),
         // `f` runs at most once, and only a hit takes it.
         None => Err(AbiError::Internal(format!(

@@ -193,9 +193,9 @@ pub struct TestCaseHandle {
     pub family: Arc<Family>,
     /// This handle's print region.
     pub region: Target,
-    /// The worker its lines are attributed to (-1 for none); shared with
-    /// printers fetched from the handle.
-    pub worker: Arc<AtomicI64>,
+    /// The worker its lines are attributed to (-1 for none); printers
+    /// fetched from the handle follow it.
+    pub worker: AtomicI64,
     /// Which choice stream of the family it draws from, by index in the
     /// family (blocks share their source's, clones get their own).
     pub stream: u64,
@@ -218,20 +218,17 @@ impl TestCaseHandle {
         TestCaseHandle {
             family,
             region,
-            worker: Arc::new(AtomicI64::new(worker)),
+            worker: AtomicI64::new(worker),
             stream,
             busy: AtomicBool::new(false),
             completed_here: AtomicBool::new(false),
         }
     }
 
+    #[inline(always)]
     fn claim(&self) -> AbiResult<Busy<'_>> {
         if self.busy.swap(true, Ordering::Acquire) {
-            return Err(AbiError::ConcurrentUse(
-                "the test case handle is in use on another thread: give each thread its own \
-                 hegel_test_case_clone"
-                    .into(),
-            ));
+            return Err(in_use());
         }
         Ok(Busy(&self.busy))
     }
@@ -240,6 +237,7 @@ impl TestCaseHandle {
     /// this handle, once the test case is complete, and (as `StopTest`, or a
     /// failed assumption when it was rejected) once its data is concluded:
     /// out of choices, nested too deep, or rejected.
+    #[inline(always)]
     pub fn draw<T>(&self, f: impl FnOnce(&mut TestData) -> AbiResult<T>) -> AbiResult<T> {
         self.on_stream(|state, stream| {
             let data = &mut state.streams[stream].data;
@@ -256,7 +254,9 @@ impl TestCaseHandle {
 
     /// Runs `f` on the family's state and this handle's stream index, with
     /// the checks of [`TestCaseHandle::draw`]: a stream the engine ended
-    /// ends the others, and a rejection is a failed assumption.
+    /// ends the others, and a rejection is a failed assumption. Inlined, as
+    /// [`TestCaseHandle::draw`] is, into every drawing call.
+    #[inline(always)]
     fn on_stream<T>(
         &self,
         f: impl FnOnce(&mut FamilyState, usize) -> AbiResult<T>,
@@ -264,14 +264,14 @@ impl TestCaseHandle {
         let _busy = self.claim()?;
         let mut state = self.family.lock();
         if self.family.is_completed() {
-            return Err(AbiError::AlreadyComplete(
-                "the test case was already completed".into(),
-            ));
+            return Err(already_complete());
         }
-        let stream = usize::try_from(self.stream)
+        let Some(stream) = usize::try_from(self.stream)
             .ok()
             .filter(|i| *i < state.streams.len())
-            .ok_or_else(|| AbiError::arg("the handle's stream is not its test case's"))?;
+        else {
+            return Err(foreign_stream());
+        };
         // Another stream ended the test case: so does this one.
         if let Some(status) = state.concluded {
             state.streams[stream].data.conclude(status, None);
@@ -323,6 +323,28 @@ impl TestCaseHandle {
     }
 }
 
+/// A handle used by two threads at once.
+#[cold]
+fn in_use() -> AbiError {
+    AbiError::ConcurrentUse(
+        "the test case handle is in use on another thread: give each thread its own \
+         hegel_test_case_clone"
+            .into(),
+    )
+}
+
+/// A call on a test case already completed.
+#[cold]
+fn already_complete() -> AbiError {
+    AbiError::AlreadyComplete("the test case was already completed".into())
+}
+
+/// A handle whose stream its family does not have (an internal error).
+#[cold]
+fn foreign_stream() -> AbiError {
+    AbiError::arg("the handle's stream is not its test case's")
+}
+
 /// `[worker N +X.XXXms] ` for an attributed worker.
 pub fn worker_prefix(family: &Family, worker: i64) -> Option<String> {
     (worker >= 0).then(|| format!("[worker {worker} +{:.3}ms] ", family.elapsed_ms()))
@@ -334,7 +356,8 @@ pub fn handle(tc: *const hegel_test_case_t) -> AbiResult<Arc<TestCaseHandle>> {
 }
 
 /// Runs `f` on the handle behind a pointer, without copying it out (see
-/// [`handles::with`]): the per-draw path.
+/// [`handles::with`]): the per-draw path, inlined as that is.
+#[inline(always)]
 pub fn with_handle<R>(
     tc: *const hegel_test_case_t,
     f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
@@ -590,9 +613,7 @@ pub extern "C" fn hegel_target(
         let _busy = tc.claim()?;
         let mut state = tc.family.lock();
         if tc.family.is_completed() {
-            return Err(AbiError::AlreadyComplete(
-                "the test case was already completed".into(),
-            ));
+            return Err(already_complete());
         }
         if state.target_labels.iter().any(|l| l == label) {
             return Err(AbiError::arg(format!(
@@ -614,9 +635,7 @@ fn observe(tc: *mut hegel_test_case_t, record: impl FnOnce(&mut Observations)) -
     let tc = handle(tc)?;
     let mut state = tc.family.lock();
     if tc.family.is_completed() {
-        return Err(AbiError::AlreadyComplete(
-            "the test case was already completed".into(),
-        ));
+        return Err(already_complete());
     }
     record(&mut state.observations);
     Ok(())

@@ -6,9 +6,9 @@ use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::handles::{self, handled};
-use crate::test_case::{self, Family, hegel_test_case_t, worker_prefix};
+use crate::test_case::{self, TestCaseHandle, hegel_test_case_t};
 use crate::text;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Opaque to C: `hegel_printer_t`.
@@ -28,10 +28,10 @@ handled!(PrinterOptions, 9, "printer options");
 pub struct ReflowOptions;
 handled!(ReflowOptions, 10, "reflow options");
 
-/// Whose worker a printer's lines are attributed to.
+/// Whose worker a printer's lines are attributed to: the test-case handle it
+/// was fetched from (whose worker may change after).
 struct Attribution {
-    family: Arc<Family>,
-    worker: Arc<AtomicI64>,
+    test_case: Arc<TestCaseHandle>,
 }
 
 /// A handle onto one region of a document.
@@ -65,8 +65,7 @@ impl PrinterHandle {
     }
 
     fn prefix(&self) -> Option<String> {
-        let a = self.attribution.as_ref()?;
-        worker_prefix(&a.family, a.worker.load(Ordering::Acquire))
+        self.attribution.as_ref()?.test_case.line_prefix()
     }
 
     /// Records content ops, prefixed when a worker line starts.
@@ -203,8 +202,7 @@ pub extern "C" fn hegel_test_case_printer(
                 root: tc.region == Target::Main,
                 busy: AtomicBool::new(false),
                 attribution: Some(Attribution {
-                    family: Arc::clone(&tc.family),
-                    worker: Arc::clone(&tc.worker),
+                    test_case: Arc::clone(&tc),
                 }),
             },
             out_printer,
@@ -398,8 +396,7 @@ pub extern "C" fn hegel_printer_deferred(
                 root: false,
                 busy: AtomicBool::new(false),
                 attribution: p.attribution.as_ref().map(|a| Attribution {
-                    family: Arc::clone(&a.family),
-                    worker: Arc::clone(&a.worker),
+                    test_case: Arc::clone(&a.test_case),
                 }),
             },
             out_printer,
