@@ -643,15 +643,17 @@ impl DataTree {
     }
 
     /// The children of `at`, with the values chosen for them.
-    fn children(&self, at: Position) -> Vec<(Cow<'_, ChoiceValue>, Position)> {
+    fn children(&self, at: Position) -> impl Iterator<Item = (Cow<'_, ChoiceValue>, Position)> {
         let node = self.node(at.node);
-        match node.below {
-            Below::Branching => self.branches[node.child as usize]
-                .iter()
-                .map(|(v, c)| (v, Position::at(c)))
-                .collect(),
-            Below::Tail | Below::Plain => self.only_child(at).into_iter().collect(),
-        }
+        let (branching, only) = match node.below {
+            Below::Branching => (Some(self.branches[node.child as usize].iter()), None),
+            Below::Tail | Below::Plain => (None, self.only_child(at)),
+        };
+        branching
+            .into_iter()
+            .flatten()
+            .map(|(v, c)| (v, Position::at(c)))
+            .chain(only)
     }
 
     /// Adds `child` under node `at` (not owning a tail), where `value` was chosen.
@@ -1170,16 +1172,14 @@ impl DataTree {
         let open_children = self
             .child_count(at)
             .saturating_sub(self.known(at).exhausted_children as usize);
-        let children = if open_children > 0 {
+        let open: Vec<Cow<'_, ChoiceValue>> = if open_children > 0 {
             self.children(at)
+                .filter(|(_, child)| !self.known(*child).exhausted)
+                .map(|(v, _)| v)
+                .collect()
         } else {
             Vec::new()
         };
-        let open: Vec<Cow<'_, ChoiceValue>> = children
-            .into_iter()
-            .filter(|(_, child)| !self.known(*child).exhausted)
-            .map(|(v, _)| v)
-            .collect();
         let unseen = permitted_values(constraints).and_then(|n| {
             let seen = self.child_count(at) as u128;
             if seen >= n {
@@ -1195,12 +1195,10 @@ impl DataTree {
         match unseen {
             Some(v) if open.is_empty() || source.chance(0.5) => Some(v),
             _ if !open.is_empty() => {
-                let mut open = open;
-                open.sort_by(|a, b| a.simplicity_cmp(b, constraints));
-                Some(
-                    open.swap_remove(source.below(open.len() as u64) as usize)
-                        .into_owned(),
-                )
+                // Sorted as references: a value is five times their size.
+                let mut sorted: Vec<&ChoiceValue> = open.iter().map(|v| v.as_ref()).collect();
+                sorted.sort_by(|a, b| a.simplicity_cmp(b, constraints));
+                Some(sorted[source.below(sorted.len() as u64) as usize].clone())
             }
             other => other,
         }
