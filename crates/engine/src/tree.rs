@@ -37,6 +37,7 @@
 
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
 use crate::random::Source;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -74,9 +75,87 @@ type NodeId = u32;
 type ConstraintsId = u32;
 const UNKNOWN: ConstraintsId = u32::MAX;
 
-/// Children by value: a fast, deterministic hash (iteration order never
-/// depends on a random seed).
-type ChildMap = HashMap<ChoiceValue, NodeId, foldhash::fast::FixedState>;
+/// A fast, deterministic hash (iteration order never depends on a random
+/// seed).
+type FixedState = foldhash::fast::FixedState;
+
+/// A branching node's children by value. Integers that fit in 64 bits
+/// (nearly all) are keyed by that, in 16-byte entries rather than a
+/// [`ChoiceValue`]'s 48: a node drawing an unbounded integer gains a child
+/// per test case, and each test case looks one up in the map twice (the
+/// novel prefix, the record), each time a cache miss in a map of megabytes.
+#[derive(Default)]
+struct ChildMap {
+    /// Integer children that fit in an `i64`.
+    integers: HashMap<i64, NodeId, FixedState>,
+    /// Every other child.
+    others: HashMap<ChoiceValue, NodeId, FixedState>,
+}
+
+impl ChildMap {
+    /// The compact key of an integer that fits in 64 bits.
+    fn integer_key(value: &ChoiceValue) -> Option<i64> {
+        match value {
+            ChoiceValue::Integer(v) => i64::try_from(*v).ok(),
+            _ => None,
+        }
+    }
+
+    fn get(&self, value: &ChoiceValue) -> Option<NodeId> {
+        match ChildMap::integer_key(value) {
+            Some(key) => self.integers.get(&key).copied(),
+            None => self.others.get(value).copied(),
+        }
+    }
+
+    fn insert(&mut self, value: ChoiceValue, child: NodeId) {
+        match ChildMap::integer_key(&value) {
+            Some(key) => self.integers.insert(key, child),
+            None => self.others.insert(value, child),
+        };
+    }
+
+    fn len(&self) -> usize {
+        self.integers.len() + self.others.len()
+    }
+
+    /// The children, with the values chosen for them (integers first, each
+    /// map in its own fixed order).
+    fn iter(&self) -> impl Iterator<Item = (Cow<'_, ChoiceValue>, NodeId)> {
+        let integers = self
+            .integers
+            .iter()
+            .map(|(&v, &c)| (Cow::Owned(ChoiceValue::Integer(i128::from(v))), c));
+        let others = self.others.iter().map(|(v, &c)| (Cow::Borrowed(v), c));
+        integers.chain(others)
+    }
+
+    /// The child where `value` was chosen, made by `fresh` when there is
+    /// none and `grow` allows (`None` when it does not): one lookup.
+    fn entry(
+        &mut self,
+        value: &ChoiceValue,
+        grow: bool,
+        fresh: impl FnOnce() -> NodeId,
+    ) -> Option<NodeId> {
+        use std::collections::hash_map::Entry;
+        fn resolve<K>(
+            entry: Entry<'_, K, NodeId>,
+            grow: bool,
+            fresh: impl FnOnce() -> NodeId,
+        ) -> Option<NodeId> {
+            match entry {
+                Entry::Occupied(entry) => Some(*entry.get()),
+                Entry::Vacant(entry) if grow => Some(*entry.insert(fresh())),
+                Entry::Vacant(_) => None,
+            }
+        }
+        match ChildMap::integer_key(value) {
+            Some(key) => resolve(self.integers.entry(key), grow, fresh),
+            None => resolve(self.others.entry(value.clone()), grow, fresh),
+        }
+    }
+}
 
 /// What is below a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,9 +228,10 @@ impl TreeNode {
 }
 
 /// Choices made in a row by one test case, past every path known then:
-/// `len` choices from `base` in [`DataTree::tail_values`] (their values)
-/// and [`DataTree::tail_kinds`] (their interned constraints, with
-/// [`FORCED`] set for a forced choice). A node owning the tail from its
+/// `len` choices from `base` in [`DataTree::tail_values`] (their values,
+/// one word each: see [`TailWord`]) and [`DataTree::tail_kinds`] (their
+/// interned constraints, with [`FORCED`] set for a forced choice and the
+/// word's encoding in [`TAG_MASK`]). A node owning the tail from its
 /// choice `start` on stands for choice `start`; the position after the
 /// last choice is where the test case ended (`ended`) or was cut short.
 struct Tail {
@@ -182,6 +262,43 @@ const RECENT_CONSTRAINTS: usize = 8;
 
 /// The bit of a tail choice's kind that says it was forced.
 const FORCED: u32 = 1 << 31;
+
+/// The bits of a tail choice's kind that say how its value is encoded in
+/// its word of [`DataTree::tail_values`] (see [`TailWord`]).
+const TAG_MASK: u32 = 0b11 << 29;
+/// The bits of a tail choice's kind that hold its interned constraints.
+const ID_MASK: u32 = !(FORCED | TAG_MASK);
+
+/// How a tail choice's value is kept in one word, so that a tail costs 12
+/// bytes a choice instead of a [`ChoiceValue`]'s 32 (a run's tree holds
+/// up to a million tail choices, each one written, paged in and freed):
+/// an integer that fits in 64 bits, a boolean and a float in the word
+/// itself; any other value in [`DataTree::tail_spilled`], at the word's
+/// index. The encoding is in the choice's kind ([`TAG_MASK`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TailWord {
+    Integer = 0,
+    Boolean = 1,
+    Float = 2,
+    Spilled = 3,
+}
+
+impl TailWord {
+    const SHIFT: u32 = 29;
+
+    fn of(kind: u32) -> TailWord {
+        match (kind & TAG_MASK) >> TailWord::SHIFT {
+            0 => TailWord::Integer,
+            1 => TailWord::Boolean,
+            2 => TailWord::Float,
+            _ => TailWord::Spilled,
+        }
+    }
+
+    fn bits(self) -> u32 {
+        (self as u32) << TailWord::SHIFT
+    }
+}
 
 /// A place in the tree: a node, or (`offset` > 0) a choice `offset` steps
 /// into the tail the node owns.
@@ -256,10 +373,13 @@ pub struct DataTree {
     branches: Vec<ChildMap>,
     /// Runs of new choices (see [`Tail`]).
     tails: Vec<Tail>,
-    /// The values of the tails' choices.
-    tail_values: Vec<ChoiceValue>,
-    /// The interned constraints of the tails' choices, with [`FORCED`].
+    /// The values of the tails' choices, a word each (see [`TailWord`]).
+    tail_values: Vec<u64>,
+    /// The interned constraints of the tails' choices, with [`FORCED`]
+    /// and their words' encoding ([`TAG_MASK`]).
     tail_kinds: Vec<u32>,
+    /// The tails' values that do not fit in a word (see [`TailWord`]).
+    tail_spilled: Vec<ChoiceValue>,
     /// Interned constraints, by [`ConstraintsId`].
     constraints: Vec<Constraints>,
     /// Whether each interned constraints' choice permits one value only.
@@ -290,6 +410,7 @@ impl Default for DataTree {
             tails: Vec::new(),
             tail_values: Vec::new(),
             tail_kinds: Vec::new(),
+            tail_spilled: Vec::new(),
             constraints: Vec::new(),
             single_valued: Vec::new(),
             interned: HashMap::default(),
@@ -398,7 +519,7 @@ impl DataTree {
         if index < tail.len {
             let kind = self.tail_kinds[(tail.base + index) as usize];
             Known {
-                constraints: kind & !FORCED,
+                constraints: kind & ID_MASK,
                 forcing: if kind & FORCED != 0 {
                     Forcing::Forced
                 } else {
@@ -419,13 +540,14 @@ impl DataTree {
         }
     }
 
-    /// The value chosen at a position inside a tail, and the position after it.
-    fn tail_step(&self, at: Position) -> Option<(&ChoiceValue, Position)> {
+    /// The index in [`DataTree::tail_values`] of the choice at a position
+    /// inside a tail, and the position after it.
+    fn tail_step(&self, at: Position) -> Option<(usize, Position)> {
         let (tail, start) = self.tail_of(at.node)?;
         let index = start + at.offset;
         (index < tail.len).then(|| {
             (
-                &self.tail_values[(tail.base + index) as usize],
+                (tail.base + index) as usize,
                 Position {
                     node: at.node,
                     offset: at.offset + 1,
@@ -434,16 +556,60 @@ impl DataTree {
         })
     }
 
+    /// The value of tail choice `index` (of [`DataTree::tail_values`]).
+    fn tail_value(&self, index: usize) -> Cow<'_, ChoiceValue> {
+        let word = self.tail_values[index];
+        match TailWord::of(self.tail_kinds[index]) {
+            TailWord::Integer => Cow::Owned(ChoiceValue::Integer(i128::from(word as i64))),
+            TailWord::Boolean => Cow::Owned(ChoiceValue::Boolean(word != 0)),
+            TailWord::Float => Cow::Owned(ChoiceValue::Float(f64::from_bits(word))),
+            TailWord::Spilled => Cow::Borrowed(&self.tail_spilled[word as usize]),
+        }
+    }
+
+    /// Whether tail choice `index` chose `value` (without building it).
+    fn tail_value_is(&self, index: usize, value: &ChoiceValue) -> bool {
+        let word = self.tail_values[index];
+        match (TailWord::of(self.tail_kinds[index]), value) {
+            (TailWord::Integer, ChoiceValue::Integer(v)) => i128::from(word as i64) == *v,
+            (TailWord::Boolean, ChoiceValue::Boolean(v)) => (word != 0) == *v,
+            (TailWord::Float, ChoiceValue::Float(v)) => word == v.to_bits(),
+            (TailWord::Spilled, _) => self.tail_spilled[word as usize] == *value,
+            _ => false,
+        }
+    }
+
+    /// Appends `value` to [`DataTree::tail_values`]; returns its encoding's
+    /// bits, for its kind.
+    fn push_tail_value(&mut self, value: &ChoiceValue) -> u32 {
+        let (word, tag) = match value {
+            ChoiceValue::Integer(v) => match i64::try_from(*v) {
+                Ok(v) => (v as u64, TailWord::Integer),
+                Err(_) => self.spill(value),
+            },
+            ChoiceValue::Boolean(v) => (u64::from(*v), TailWord::Boolean),
+            ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
+            ChoiceValue::Bytes(_) | ChoiceValue::String(_) => self.spill(value),
+        };
+        self.tail_values.push(word);
+        tag.bits()
+    }
+
+    fn spill(&mut self, value: &ChoiceValue) -> (u64, TailWord) {
+        self.tail_spilled.push(value.clone());
+        ((self.tail_spilled.len() - 1) as u64, TailWord::Spilled)
+    }
+
     /// The child of `at` where `value` was chosen.
     fn child(&self, at: Position, value: &ChoiceValue) -> Option<Position> {
         let node = self.node(at.node);
         match node.below {
             Below::Tail => self
                 .tail_step(at)
-                .and_then(|(v, next)| (v == value).then_some(next)),
+                .and_then(|(index, next)| self.tail_value_is(index, value).then_some(next)),
             Below::Branching => self.branches[node.child as usize]
                 .get(value)
-                .map(|&child| Position::at(child)),
+                .map(Position::at),
             Below::Plain => match &node.first {
                 Some(first) => (first == value).then_some(Position::at(node.child)),
                 None => None,
@@ -452,15 +618,17 @@ impl DataTree {
     }
 
     /// The only child of `at` (the forced value's), if it has exactly one.
-    fn only_child(&self, at: Position) -> Option<(&ChoiceValue, Position)> {
+    fn only_child(&self, at: Position) -> Option<(Cow<'_, ChoiceValue>, Position)> {
         let node = self.node(at.node);
         match node.below {
-            Below::Tail => self.tail_step(at),
+            Below::Tail => self
+                .tail_step(at)
+                .map(|(index, next)| (self.tail_value(index), next)),
             Below::Branching => None,
             Below::Plain => node
                 .first
                 .as_ref()
-                .map(|value| (value, Position::at(node.child))),
+                .map(|value| (Cow::Borrowed(value), Position::at(node.child))),
         }
     }
 
@@ -475,15 +643,17 @@ impl DataTree {
     }
 
     /// The children of `at`, with the values chosen for them.
-    fn children(&self, at: Position) -> Vec<(&ChoiceValue, Position)> {
+    fn children(&self, at: Position) -> impl Iterator<Item = (Cow<'_, ChoiceValue>, Position)> {
         let node = self.node(at.node);
-        match node.below {
-            Below::Branching => self.branches[node.child as usize]
-                .iter()
-                .map(|(v, c)| (v, Position::at(*c)))
-                .collect(),
-            Below::Tail | Below::Plain => self.only_child(at).into_iter().collect(),
-        }
+        let (branching, only) = match node.below {
+            Below::Branching => (Some(self.branches[node.child as usize].iter()), None),
+            Below::Tail | Below::Plain => (None, self.only_child(at)),
+        };
+        branching
+            .into_iter()
+            .flatten()
+            .map(|(v, c)| (v, Position::at(c)))
+            .chain(only)
     }
 
     /// Adds `child` under node `at` (not owning a tail), where `value` was chosen.
@@ -493,7 +663,7 @@ impl DataTree {
         if node.below == Below::Branching {
             self.branches[node.child as usize].insert(value, child);
         } else if let Some(first) = node.first.take() {
-            let mut map = ChildMap::with_capacity_and_hasher(4, Default::default());
+            let mut map = ChildMap::default();
             map.insert(first, node.child);
             map.insert(value, child);
             node.below = Below::Branching;
@@ -522,18 +692,11 @@ impl DataTree {
         }
         let map = node.child as usize;
         let grow = self.size() < self.max_nodes;
-        let fresh = self.nodes.len() as NodeId;
-        let map = &mut self.branches[map];
-        let child = match map.entry(value.clone()) {
-            std::collections::hash_map::Entry::Occupied(entry) => *entry.get(),
-            std::collections::hash_map::Entry::Vacant(entry) if grow => {
-                entry.insert(fresh);
-                self.nodes.push(TreeNode::new());
-                fresh
-            }
-            std::collections::hash_map::Entry::Vacant(_) => return Some(None),
-        };
-        Some(Some(child))
+        let nodes = &mut self.nodes;
+        Some(self.branches[map].entry(value, grow, || {
+            nodes.push(TreeNode::new());
+            (nodes.len() - 1) as NodeId
+        }))
     }
 
     /// The constraints the choice at `at` was first made under (`None`
@@ -618,16 +781,16 @@ impl DataTree {
         };
         let from = (tail.base + start) as usize;
         let remaining = (tail.len - start) as usize;
-        let values = &self.tail_values[from..from + remaining];
         let kinds = &self.tail_kinds[from..from + remaining];
         let agreeing = nodes
             .iter()
-            .zip(values.iter().zip(kinds))
-            .take_while(|&(node, (value, &kind))| {
+            .zip(kinds)
+            .enumerate()
+            .take_while(|&(i, (node, &kind))| {
                 node.forced == (kind & FORCED != 0)
-                    && node.value == *value
+                    && self.tail_value_is(from + i, &node.value)
                     && same_kind(
-                        &self.constraints[(kind & !FORCED) as usize],
+                        &self.constraints[(kind & ID_MASK) as usize],
                         &node.constraints,
                     )
             })
@@ -646,7 +809,7 @@ impl DataTree {
         let index = (tail.base + start) as usize;
         let (ended, exhausted_from, len) = (tail.ended, tail.exhausted_from, tail.len);
         let kind = self.tail_kinds[index];
-        let value = self.tail_values[index].clone();
+        let value = self.tail_value(index).into_owned();
         let child = self.nodes.len() as NodeId;
         let mut below = TreeNode::new();
         if start + 1 < len {
@@ -668,7 +831,7 @@ impl DataTree {
         node.below = Below::Plain;
         node.first = Some(value);
         node.child = child;
-        node.constraints = kind & !FORCED;
+        node.constraints = kind & ID_MASK;
         node.forcing = if kind & FORCED != 0 {
             Forcing::Forced
         } else {
@@ -705,9 +868,10 @@ impl DataTree {
             if !(node.forced || self.single_valued[id as usize]) && ended {
                 exhausted_from = i as u32 + 1;
             }
+            debug_assert!(id <= ID_MASK, "{id} interned constraints");
+            let tag = self.push_tail_value(&node.value);
             self.tail_kinds
-                .push(if node.forced { id | FORCED } else { id });
-            self.tail_values.push(node.value.clone());
+                .push(if node.forced { id | FORCED } else { id } | tag);
         }
         let len = nodes.len() as u32;
         let exhausted_from = exhausted_from.min(len + 1);
@@ -957,7 +1121,7 @@ impl DataTree {
             match known.forcing {
                 Forcing::Forced => match self.only_child(at) {
                     Some((value, child)) => {
-                        prefix.push(value.clone());
+                        prefix.push(value.into_owned());
                         at = child;
                     }
                     None => return prefix,
@@ -1008,16 +1172,14 @@ impl DataTree {
         let open_children = self
             .child_count(at)
             .saturating_sub(self.known(at).exhausted_children as usize);
-        let children = if open_children > 0 {
+        let open: Vec<Cow<'_, ChoiceValue>> = if open_children > 0 {
             self.children(at)
+                .filter(|(_, child)| !self.known(*child).exhausted)
+                .map(|(v, _)| v)
+                .collect()
         } else {
             Vec::new()
         };
-        let open: Vec<&ChoiceValue> = children
-            .into_iter()
-            .filter(|&(_, child)| !self.known(child).exhausted)
-            .map(|(v, _)| v)
-            .collect();
         let unseen = permitted_values(constraints).and_then(|n| {
             let seen = self.child_count(at) as u128;
             if seen >= n {
@@ -1033,9 +1195,10 @@ impl DataTree {
         match unseen {
             Some(v) if open.is_empty() || source.chance(0.5) => Some(v),
             _ if !open.is_empty() => {
-                let mut open = open;
-                open.sort_by(|a, b| a.simplicity_cmp(b, constraints));
-                Some(open[source.below(open.len() as u64) as usize].clone())
+                // Sorted as references: a value is five times their size.
+                let mut sorted: Vec<&ChoiceValue> = open.iter().map(|v| v.as_ref()).collect();
+                sorted.sort_by(|a, b| a.simplicity_cmp(b, constraints));
+                Some(sorted[source.below(sorted.len() as u64) as usize].clone())
             }
             other => other,
         }
@@ -1429,6 +1592,76 @@ mod tests {
         assert!(tree.record(&[int(0, 19)], true, &[]).unwrap());
         assert!(!tree.replay_is_known(&[i(19)]));
         assert_eq!(tree.nodes.len(), known);
+    }
+
+    #[test]
+    fn tail_words_keep_every_value_exactly() {
+        use crate::choice::{FloatConstraints, SizeConstraints};
+        let float = Constraints::Float(FloatConstraints {
+            min: f64::NEG_INFINITY,
+            max: f64::INFINITY,
+            allow_nan: true,
+            width: 64,
+        });
+        let values = [
+            (Constraints::Integer(IntegerConstraints::UNBOUNDED), i(0)),
+            (Constraints::Integer(IntegerConstraints::UNBOUNDED), i(-1)),
+            (
+                Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                i(i64::MIN.into()),
+            ),
+            (
+                Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                i(i64::MAX.into()),
+            ),
+            (
+                Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                i(i128::from(i64::MAX) + 1),
+            ),
+            (
+                Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                i(i128::MIN),
+            ),
+            (Constraints::Boolean { p: 0.5 }, ChoiceValue::Boolean(true)),
+            (Constraints::Boolean { p: 0.5 }, ChoiceValue::Boolean(false)),
+            (float.clone(), ChoiceValue::Float(-0.0)),
+            (
+                float.clone(),
+                ChoiceValue::Float(f64::from_bits(0x7ff8_0000_0000_0001)),
+            ),
+            (float, ChoiceValue::Float(1.5)),
+            (
+                Constraints::Bytes(SizeConstraints {
+                    min_size: 0,
+                    max_size: 9,
+                }),
+                ChoiceValue::Bytes(vec![1, 2]),
+            ),
+        ];
+        let nodes: Vec<ChoiceNode> = values
+            .iter()
+            .map(|(constraints, value)| ChoiceNode {
+                constraints: constraints.clone(),
+                value: value.clone(),
+                forced: false,
+            })
+            .collect();
+        let mut tree = DataTree::default();
+        assert!(tree.record(&nodes, true, &[]).unwrap());
+        assert_eq!(tree.tail_values.len(), values.len());
+        for (index, (_, value)) in values.iter().enumerate() {
+            assert_eq!(*tree.tail_value(index), *value, "{value:?}");
+            assert!(tree.tail_value_is(index, value), "{value:?}");
+            let (_, other) = &values[(index + 1) % values.len()];
+            assert!(
+                !tree.tail_value_is(index, other),
+                "{value:?} is not {other:?}"
+            );
+        }
+        assert!(!tree.tail_value_is(8, &ChoiceValue::Float(0.0)));
+        let choices: Vec<ChoiceValue> = values.iter().map(|(_, v)| v.clone()).collect();
+        assert!(!tree.record(&nodes, true, &[]).unwrap(), "the same again");
+        assert!(tree.replay_is_known(&choices));
     }
 
     #[test]

@@ -14,6 +14,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::OnceLock;
 
+/// The most elements a vector reserves room for before it draws them
+/// ([`Sizing::initial_capacity`]).
+const SMALL_VEC: usize = 16;
+
 /// Size bounds shared by the collection generators, with the engine's sizing
 /// precomputed (it solves for a continuation probability).
 #[derive(Clone, Debug)]
@@ -42,6 +46,16 @@ impl Sizing {
         self.max_size = Some(n);
         self.template = OnceLock::new();
         self
+    }
+
+    /// Room to reserve for a vector's elements before drawing them: a
+    /// small bounded vector's most (one allocation, where growing from
+    /// nothing reallocates at 4 and 8 elements), else its fewest.
+    fn initial_capacity(&self) -> usize {
+        match self.max_size {
+            Some(max) if max <= SMALL_VEC => max,
+            _ => self.min_size.min(SMALL_VEC),
+        }
     }
 
     fn start(&self, what: &str, tc: &mut TestCase) -> CollectionSizer {
@@ -132,7 +146,7 @@ impl<G: Generator> Generator for VecGenerator<G> {
         }
         let mut collection = self.sizing.start("vecs", tc);
         tc.start_span(labels::COLLECTION);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.sizing.initial_capacity());
         while tc.collection_more(&mut collection) {
             let v = self.elements.generate(tc);
             match self.unique {
