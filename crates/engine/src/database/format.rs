@@ -181,6 +181,22 @@ impl<'a> Reader<'a> {
         Ok(ChoiceValue::String(points))
     }
 
+    /// A count, then that many values, each a tag byte read by `value`,
+    /// and nothing after them.
+    fn choices(
+        &mut self,
+        value: impl Fn(&mut Reader<'a>, u8) -> Result<ChoiceValue, EntryError>,
+    ) -> Result<Vec<ChoiceValue>, EntryError> {
+        let count = self.count()?;
+        let mut out = Vec::with_capacity(count);
+        for _ in 0..count {
+            let tag = self.take(1)?[0];
+            out.push(value(self, tag)?);
+        }
+        self.finish()?;
+        Ok(out)
+    }
+
     /// Every byte was read.
     fn finish(&self) -> Result<(), String> {
         match self.bytes.len() - self.pos {
@@ -202,11 +218,8 @@ pub fn decode_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, EntryError> {
     if version != FORMAT_VERSION {
         return Err(EntryError::UnsupportedVersion(version));
     }
-    let count = r.count()?;
-    let mut out = Vec::with_capacity(count);
-    for _ in 0..count {
-        let tag = r.take(1)?[0];
-        let value = match tag {
+    r.choices(|r, tag| {
+        Ok(match tag {
             0 => {
                 let z = r.varint()?;
                 ChoiceValue::Integer(((z >> 1) as i128) ^ -((z & 1) as i128))
@@ -221,11 +234,8 @@ pub fn decode_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, EntryError> {
                     r.pos - 1
                 )));
             }
-        };
-        out.push(value);
-    }
-    r.finish()?;
-    Ok(out)
+        })
+    })
 }
 
 /// Parses libhegel's (hegeltest-c 0.49's) serialized choice sequence, as its
@@ -238,11 +248,8 @@ pub fn decode_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, EntryError> {
 /// are laid out as in geist's own format.
 pub(crate) fn decode_libhegel_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, EntryError> {
     let mut r = Reader { bytes, pos: 0 };
-    let count = r.count()?;
-    let mut out = Vec::with_capacity(count);
-    for _ in 0..count {
-        let tag = r.take(1)?[0];
-        let value = match tag {
+    r.choices(|r, tag| {
+        Ok(match tag {
             0 => {
                 let width = r.take(1)?[0];
                 if width != 10 {
@@ -276,11 +283,8 @@ pub(crate) fn decode_libhegel_choices(bytes: &[u8]) -> Result<Vec<ChoiceValue>, 
                     r.pos - 1
                 )));
             }
-        };
-        out.push(value);
-    }
-    r.finish()?;
-    Ok(out)
+        })
+    })
 }
 
 /// A two's-complement little-endian integer, if it fits in an i128 (longer
