@@ -15,8 +15,8 @@ mod calldata_support;
 use calldata_support::sdk_would_spin;
 use geist::{Settings, TestCase, check};
 use geist_genvm::calldata::generators::{draw_damage, draw_value};
-use geist_genvm::calldata::peer::{GenlayerJs, PINNED_GENLAYER_JS_VERSION};
-use geist_genvm::calldata::{DecodeRule, decode, encode, text::to_text};
+use geist_genvm::calldata::peer::{GenlayerJs, PINNED_GENLAYER_JS_VERSION, PeerValue};
+use geist_genvm::calldata::{DecodeRule, Value, decode, encode, text::to_text};
 use std::collections::BTreeMap;
 
 const VALUES: u64 = 10_000;
@@ -61,13 +61,37 @@ fn encoders_agree_and_sdk_decodes_geist_bytes() {
                     hex::encode(&ours)
                 )
             });
-        assert_eq!(
-            decoded.to_canonical().as_ref(),
-            Some(&value),
-            "the SDK decodes {} differently",
-            hex::encode(&ours)
-        );
+        // The SDK's one known difference: it drops a leading byte order mark.
+        if decoded.to_canonical().as_ref() != Some(&value) {
+            assert_eq!(
+                decoded,
+                as_the_sdk_reads_it(&value),
+                "the SDK decodes {} differently",
+                hex::encode(&ours)
+            );
+        }
     });
+}
+
+/// What genlayer-js decodes a value's encoding to: it reads strings and map
+/// keys with `new TextDecoder("utf-8")`, which drops a leading U+FEFF (a byte
+/// order mark) unless asked not to, so a string or key that starts with one
+/// comes back without it (`1cefbbbf`, the string "\u{feff}", decodes to ""),
+/// and a map keeps the entries in the encoded order. Found by this test on
+/// 2026-11-26, once geist's generated strings included it; recorded in
+/// docs/calldata.md.
+fn as_the_sdk_reads_it(value: &Value) -> PeerValue {
+    let strip = |s: &str| s.strip_prefix('\u{feff}').unwrap_or(s).to_string();
+    match value {
+        Value::Str(s) => PeerValue::Scalar(Value::Str(strip(s))),
+        Value::Array(items) => PeerValue::Array(items.iter().map(as_the_sdk_reads_it).collect()),
+        Value::Map(map) => PeerValue::Map(
+            map.iter()
+                .map(|(key, item)| (strip(key), as_the_sdk_reads_it(item)))
+                .collect(),
+        ),
+        other => PeerValue::Scalar(other.clone()),
+    }
 }
 
 fn short_hex(bytes: &[u8]) -> String {
