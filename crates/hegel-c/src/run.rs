@@ -194,11 +194,6 @@ fn health_check_name(check: HealthCheck) -> &'static str {
     }
 }
 
-/// A reproduce blob: base64 of the database's encoding of the choices.
-pub fn encode_blob(choices: &[ChoiceValue]) -> String {
-    geist_engine::blob::encode_blob(choices)
-}
-
 /// The choices of a reproduce blob (geist's, or one libhegel printed). A
 /// blob that does not decode is refused with the reason, and with the likely
 /// cause: a blob is only guaranteed to replay in the version of Hegel (here:
@@ -362,7 +357,7 @@ impl PendingFailure {
         let replayable = reproduced || matches!(self.standing, Standing::Confirmed(_));
         FailureRecord {
             origin: LentText::new(self.origin.as_str()),
-            blob: replayable.then(|| LentText::new(encode_blob(&self.choices))),
+            blob: replayable.then(|| LentText::new(geist_engine::blob::encode_blob(&self.choices))),
             caveat: caveat.map(LentText::new),
         }
     }
