@@ -951,6 +951,34 @@ mod polish_moves {
         }
     }
 
+    /// An arena: element `i` names the position of the node after it, and
+    /// the test fails when the walk from position 0 visits three nodes.
+    /// From `[2, 0, 1]` no change of one or two links fails; the simplest
+    /// cycle `[1, 2, 0]` is that list rotated.
+    #[test]
+    fn an_arena_cycle_rotates_to_the_simplest() {
+        let fails = |data: &mut TestData| {
+            let mut c = geist_engine::data::Collection::new(0, Some(8));
+            let mut next = Vec::new();
+            while c.more(data).ok()? {
+                next.push(int(data, 0, 7)? as usize);
+            }
+            let (mut seen, mut at, mut visited) = (vec![false; next.len()], 0, 0);
+            while at < next.len() && !seen[at] {
+                seen[at] = true;
+                visited += 1;
+                at = next[at];
+            }
+            Some(visited >= 3)
+        };
+        let mut ideal = Vec::new();
+        for v in [1, 2, 0] {
+            ideal.extend([ChoiceValue::Boolean(true), ChoiceValue::Integer(v)]);
+        }
+        ideal.push(ChoiceValue::Boolean(false));
+        assert_eq!(reached(0..30, &ideal, fails), 30);
+    }
+
     /// `a * k >= 1000` stalls where lowering either alone passes.
     #[test]
     fn a_product_bound_trades_the_first_against_the_second() {
