@@ -102,9 +102,12 @@ fn switches_path(s: &mut Shrinker, i: usize, lowered: &[ChoiceValue]) -> bool {
 /// after some it reads alike. Its failures may lie in a window of those
 /// ranges (`9000 <= y <= 9500`) that neither the old values, nor the
 /// simplest, nor the far ones reach.
+///
+/// Only for examples of at most [`MAX_PARALLEL_LENGTH`] choices: the tree
+/// is walked afresh for each choice compared.
 fn parallel_divergence(s: &mut Shrinker, i: usize, lowered: &[ChoiceValue]) -> Option<usize> {
     let length = s.best.nodes.len();
-    if s.replay.known_length(lowered) != Some(length) {
+    if length > MAX_PARALLEL_LENGTH || s.replay.known_length(lowered) != Some(length) {
         return None;
     }
     for j in i + 1..length {
@@ -115,6 +118,11 @@ fn parallel_divergence(s: &mut Shrinker, i: usize, lowered: &[ChoiceValue]) -> O
     }
     None
 }
+
+/// The longest example [`parallel_divergence`] looks at (libhegel's
+/// mutation pass stops at 32 choices): random continuations seldom make a
+/// long one simpler.
+const MAX_PARALLEL_LENGTH: usize = 64;
 
 /// How many random continuations a parallel branch gets: a window of a
 /// twentieth of a range is met with probability 0.8.
