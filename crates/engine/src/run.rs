@@ -318,6 +318,16 @@ impl Replay for RunnerReplay<'_, '_, '_, '_> {
         self.runner.execute(&mut data);
         Some(data)
     }
+
+    fn replay_random(&mut self, prefix: Vec<ChoiceValue>, max_choices: usize) -> Option<TestData> {
+        if self.runner.nondeterministic() {
+            return None;
+        }
+        let source = self.runner.source.split();
+        let mut data = TestData::generating(prefix, source, max_choices.min(self.max_choices));
+        self.runner.execute(&mut data);
+        Some(data)
+    }
 }
 
 /// Whether a test case failed with `origin`.

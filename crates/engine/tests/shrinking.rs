@@ -896,6 +896,89 @@ mod polish_moves {
         assert_eq!(shrunk(ints(&[1, 7]), fails), ints(&[0, 990_000]));
     }
 
+    /// How many of `seeds` runs (from generation) shrink to `ideal`.
+    fn reached(
+        seeds: std::ops::Range<u128>,
+        ideal: &[ChoiceValue],
+        fails: impl Fn(&mut TestData) -> Option<bool>,
+    ) -> usize {
+        seeds
+            .filter(|&seed| {
+                let settings = RunSettings {
+                    seed,
+                    test_cases: 100,
+                    ..RunSettings::default()
+                };
+                let result = run(&settings, &[], &mut |data| {
+                    if fails(data) == Some(true) {
+                        data.conclude(Status::Interesting, Some("fails".into()));
+                    }
+                    true
+                });
+                result.failures.first().map(|f| f.choices.as_slice()) == Some(ideal)
+            })
+            .count()
+    }
+
+    /// A branch that reads as many values as the other but from other
+    /// ranges, and fails only in a window of one of them (a twentieth of
+    /// it): neither the old values, the simplest nor the far ones reach it,
+    /// random ones do. Generation nearly always finds the other branch
+    /// first (`a != 0`). With `alike`, both branches read a byte first and
+    /// differ only after it.
+    #[test]
+    fn a_lowered_parallel_branch_finds_a_window_of_its_values() {
+        for alike in [false, true] {
+            let fails = |data: &mut TestData| {
+                let branch = int(data, 0, 1)?;
+                if alike {
+                    int(data, 0, 255)?;
+                }
+                Some(if branch == 0 {
+                    (9000..=9500).contains(&int(data, 0, 9999)?)
+                } else {
+                    int(data, i64::MIN.into(), i64::MAX.into())? != 0
+                })
+            };
+            let ideal = if alike {
+                ints(&[0, 0, 9000])
+            } else {
+                ints(&[0, 9000])
+            };
+            let hits = reached(0..40, &ideal, fails);
+            eprintln!("alike {alike}: {hits}/40");
+            assert!(hits >= 24, "alike {alike}: {hits}/40 reached {ideal:?}");
+        }
+    }
+
+    /// An arena: element `i` names the position of the node after it, and
+    /// the test fails when the walk from position 0 visits three nodes.
+    /// From `[2, 0, 1]` no change of one or two links fails; the simplest
+    /// cycle `[1, 2, 0]` is that list rotated.
+    #[test]
+    fn an_arena_cycle_rotates_to_the_simplest() {
+        let fails = |data: &mut TestData| {
+            let mut c = geist_engine::data::Collection::new(0, Some(8));
+            let mut next = Vec::new();
+            while c.more(data).ok()? {
+                next.push(int(data, 0, 7)? as usize);
+            }
+            let (mut seen, mut at, mut visited) = (vec![false; next.len()], 0, 0);
+            while at < next.len() && !seen[at] {
+                seen[at] = true;
+                visited += 1;
+                at = next[at];
+            }
+            Some(visited >= 3)
+        };
+        let mut ideal = Vec::new();
+        for v in [1, 2, 0] {
+            ideal.extend([ChoiceValue::Boolean(true), ChoiceValue::Integer(v)]);
+        }
+        ideal.push(ChoiceValue::Boolean(false));
+        assert_eq!(reached(0..30, &ideal, fails), 30);
+    }
+
     /// `a * k >= 1000` stalls where lowering either alone passes.
     #[test]
     fn a_product_bound_trades_the_first_against_the_second() {

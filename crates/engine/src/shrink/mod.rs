@@ -79,6 +79,28 @@ pub trait Replay {
     fn replay_far(&mut self, _prefix: Vec<ChoiceValue>, _max_choices: usize) -> Option<TestData> {
         None
     }
+
+    /// Runs a test case that replays `prefix`, then makes random choices
+    /// (from the run's random source), at most `max_choices` in all, and
+    /// returns the concluded data; `None` if this replay cannot (then no
+    /// such move is tried).
+    fn replay_random(
+        &mut self,
+        _prefix: Vec<ChoiceValue>,
+        _max_choices: usize,
+    ) -> Option<TestData> {
+        None
+    }
+}
+
+/// How a candidate continues past the prefix it keeps
+/// ([`Shrinker::consider_continued`]).
+#[derive(Clone, Copy, Debug)]
+enum Continuation {
+    /// Values far from the simplest ([`Replay::replay_far`]).
+    Far,
+    /// Random values ([`Replay::replay_random`]).
+    Random,
 }
 
 impl<F: FnMut(Vec<ChoiceValue>) -> TestData> Replay for F {
@@ -314,18 +336,38 @@ impl<'a> Shrinker<'a> {
     /// makes the prefix simpler than the best example at its first
     /// difference. True if the test case became the new best.
     fn consider_far(&mut self, prefix: Vec<ChoiceValue>, max_choices: usize) -> bool {
+        self.consider_continued(prefix, max_choices, Continuation::Far)
+    }
+
+    /// [`Shrinker::consider_far`] with random choices after the prefix: for
+    /// a branch whose failures lie in a window of its values that neither
+    /// the simplest nor the far ones reach.
+    fn consider_random(&mut self, prefix: Vec<ChoiceValue>, max_choices: usize) -> bool {
+        self.consider_continued(prefix, max_choices, Continuation::Random)
+    }
+
+    fn consider_continued(
+        &mut self,
+        prefix: Vec<ChoiceValue>,
+        max_choices: usize,
+        how: Continuation,
+    ) -> bool {
         self.attempts += 1;
         self.last_run = None;
         if self.exhausted() {
             return false;
         }
-        let Some(data) = self.replay.replay_far(prefix, max_choices) else {
+        let data = match how {
+            Continuation::Far => self.replay.replay_far(prefix, max_choices),
+            Continuation::Random => self.replay.replay_random(prefix, max_choices),
+        };
+        let Some(data) = data else {
             return false;
         };
         self.calls += 1;
         if self.debug == Debug::Candidates {
             let values: Vec<&ChoiceValue> = data.nodes.iter().map(|n| &n.value).collect();
-            eprintln!("  ran far {values:?} -> {:?}", data.status);
+            eprintln!("  ran {how:?} {values:?} -> {:?}", data.status);
         }
         self.last_run = Some(LastRun {
             length: data.nodes.len(),

@@ -30,7 +30,7 @@ pub(super) struct ShrinkPass {
 
 /// Every pass, in the starting order (Hypothesis's: simplest spans,
 /// deletions, then single choices and pairs).
-pub(super) const PASSES: [ShrinkPass; 21] = [
+pub(super) const PASSES: [ShrinkPass; 22] = [
     ShrinkPass {
         name: "remove_discarded",
         run: deletion::remove_discarded,
@@ -86,6 +86,10 @@ pub(super) const PASSES: [ShrinkPass; 21] = [
     ShrinkPass {
         name: "sort_sibling_spans",
         run: reordering::sort_sibling_spans,
+    },
+    ShrinkPass {
+        name: "rotate_sibling_spans",
+        run: reordering::rotate_sibling_spans,
     },
     ShrinkPass {
         name: "swap_adjacent_blocks",

@@ -54,16 +54,19 @@ pub(in crate::shrink) fn lower_and_regenerate(s: &mut Shrinker) {
                 };
                 let mut lowered = s.best.choices();
                 lowered[i] = ChoiceValue::Integer(value);
-                if switches_path(s, i, &lowered) {
-                    lowered.truncate(i + 1);
-                    // A continuation longer than the best example is never simpler.
-                    let max_choices = s.best.nodes.len();
-                    if s.consider_far(lowered, max_choices)
+                // A continuation longer than the best example is never simpler.
+                let max_choices = s.best.nodes.len();
+                if switches_path(s, i, &lowered)
+                    && (s.consider_far(lowered[..=i].to_vec(), max_choices)
                         || splice_far_choice(s, i)
-                        || s.exhausted()
-                    {
-                        break;
-                    }
+                        || s.exhausted())
+                {
+                    break;
+                }
+                if let Some(j) = parallel_divergence(s, i, &lowered)
+                    && continue_randomly(s, &lowered[..j])
+                {
+                    break;
                 }
             }
         }
@@ -88,6 +91,58 @@ fn switches_path(s: &mut Shrinker, i: usize, lowered: &[ChoiceValue]) -> bool {
         Some(c) => !same_kind(&c, &next.constraints),
         None => true,
     }
+}
+
+/// Where the best example with choice `i` lowered (`lowered`, the choices
+/// after it kept) first reads a choice under other constraints than the
+/// best example does, if the choice tree knows that replay and it makes as
+/// many choices as the best example: the lowered selector took a parallel
+/// branch, one that reads as many values as the old one, but from other
+/// ranges (`if branch == 0 { y in 0..=9999 } else { a: i64 }`), possibly
+/// after some it reads alike. Its failures may lie in a window of those
+/// ranges (`9000 <= y <= 9500`) that neither the old values, nor the
+/// simplest, nor the far ones reach.
+///
+/// Only for examples of at most [`MAX_PARALLEL_LENGTH`] choices: the tree
+/// is walked afresh for each choice compared.
+fn parallel_divergence(s: &mut Shrinker, i: usize, lowered: &[ChoiceValue]) -> Option<usize> {
+    let length = s.best.nodes.len();
+    if length > MAX_PARALLEL_LENGTH || s.replay.known_length(lowered) != Some(length) {
+        return None;
+    }
+    for j in i + 1..length {
+        let c = s.replay.constraints_after(&lowered[..j])?;
+        if !same_kind(&c, &s.best.nodes[j].constraints) {
+            return Some(j);
+        }
+    }
+    None
+}
+
+/// The longest example [`parallel_divergence`] looks at (libhegel's
+/// mutation pass stops at 32 choices): random continuations seldom make a
+/// long one simpler.
+const MAX_PARALLEL_LENGTH: usize = 64;
+
+/// How many random continuations a parallel branch gets: a window of a
+/// twentieth of a range is met with probability 0.8.
+const RANDOM_CONTINUATIONS: usize = 32;
+
+/// Runs `prefix` (a lowered selector and the choices after it the new
+/// branch reads alike) with random choices after it, up to
+/// [`RANDOM_CONTINUATIONS`] times, no longer than the best example; true
+/// once one became the new best.
+fn continue_randomly(s: &mut Shrinker, prefix: &[ChoiceValue]) -> bool {
+    let max_choices = s.best.nodes.len();
+    for _ in 0..RANDOM_CONTINUATIONS {
+        if s.consider_random(prefix.to_vec(), max_choices) {
+            return true;
+        }
+        if s.exhausted() {
+            break;
+        }
+    }
+    false
 }
 
 /// Choice `i`'s constraints and its value's index in their simplicity

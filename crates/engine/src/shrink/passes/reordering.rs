@@ -7,6 +7,7 @@ use super::{closes_collection, decides_element};
 use crate::choice::ChoiceValue;
 use crate::shrink::Shrinker;
 use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 
 /// Replaces a span by a descendant span with the same label (e.g. a nested
 /// list by one of its sublists).
@@ -74,6 +75,105 @@ pub(in crate::shrink) fn sort_sibling_spans(s: &mut Shrinker) {
             replacement.extend(a.iter().map(|n| n.value.clone()));
             s.try_replace(first.start..second.end, &replacement);
         }
+    }
+}
+
+/// The runs of adjacent sibling spans (same label and depth, each starting
+/// where the last ended) of the best example with three spans or more, each
+/// as the positions where its spans start followed by where the last ends.
+fn sibling_runs(s: &Shrinker) -> Vec<Vec<usize>> {
+    let length = s.best.nodes.len();
+    let mut next: HashMap<(u64, usize, usize), usize> = HashMap::new();
+    for sp in &s.best.spans {
+        if sp.start < sp.end && sp.end <= length && !sp.discarded {
+            next.entry((sp.label, sp.depth, sp.start)).or_insert(sp.end);
+        }
+    }
+    let ends: HashSet<(u64, usize, usize)> = next
+        .iter()
+        .map(|(&(label, depth, _), &end)| (label, depth, end))
+        .collect();
+    let mut runs = Vec::new();
+    for (&(label, depth, start), &end) in &next {
+        // A run starts at a span no sibling ends at.
+        if ends.contains(&(label, depth, start)) {
+            continue;
+        }
+        let mut bounds = vec![start, end];
+        while let Some(&after) = next.get(&(label, depth, bounds[bounds.len() - 1])) {
+            bounds.push(after);
+        }
+        if bounds.len() > 3 {
+            runs.push(bounds);
+        }
+    }
+    runs.sort();
+    runs
+}
+
+/// The most spans [`rotate_sibling_spans`] rotates at once: each span of a
+/// run is tried with the few after it, so a long unsorted run costs a few
+/// test cases per span, not one per pair.
+const MAX_ROTATED: usize = 4;
+
+/// In the polish round, moves one span of a run of siblings to another
+/// place in it when that makes the example simpler: a later span before an
+/// earlier, less simple one, or an earlier span after later ones when the
+/// one after it is simpler (the spans between shift by one place; a
+/// rotation of that part of the run). [`sort_sibling_spans`] swaps
+/// neighbours only, and elements that refer to each other by position (an
+/// arena: `[2, 0, 1]`, each naming the next) fail only as a whole cycle, so
+/// that `[1, 2, 0]` is one rotation away and no swap of two fails.
+pub(in crate::shrink) fn rotate_sibling_spans(s: &mut Shrinker) {
+    if !s.polish {
+        return;
+    }
+    'runs: loop {
+        for bounds in sibling_runs(s) {
+            let spans = bounds.len() - 1;
+            let content = |s: &Shrinker, k: usize| -> Vec<ChoiceValue> {
+                s.best.nodes[bounds[k]..bounds[k + 1]]
+                    .iter()
+                    .map(|n| n.value.clone())
+                    .collect()
+            };
+            for first in 0..spans {
+                for last in first + 2..spans.min(first + MAX_ROTATED) {
+                    if s.exhausted() {
+                        return;
+                    }
+                    let (from, to) = (bounds[first], bounds[last + 1]);
+                    let nodes = &s.best.nodes;
+                    let simpler = |a: usize, b: usize| {
+                        crate::choice::sequence_cmp(
+                            &nodes[bounds[a]..bounds[a + 1]],
+                            &nodes[bounds[b]..bounds[b + 1]],
+                        ) == Ordering::Less
+                    };
+                    // The last span moved to the front, or the first to the back.
+                    let right = simpler(last, first);
+                    let left = simpler(first + 1, first);
+                    let mut moves = Vec::new();
+                    if right {
+                        let mut r = content(s, last);
+                        r.extend((first..last).flat_map(|k| content(s, k)));
+                        moves.push(r);
+                    }
+                    if left {
+                        let mut r: Vec<ChoiceValue> =
+                            (first + 1..=last).flat_map(|k| content(s, k)).collect();
+                        r.extend(content(s, first));
+                        moves.push(r);
+                    }
+                    for replacement in moves {
+                        if s.try_replace(from..to, &replacement) {
+                            continue 'runs;
+                        }
+                    }
+                }
+            }
+        }
+        return;
     }
 }
 
