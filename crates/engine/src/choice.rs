@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// The value of one choice.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum ChoiceValue {
     /// An integer.
     Integer(i128),
@@ -25,7 +25,24 @@ pub enum ChoiceValue {
     String(Vec<u32>),
 }
 
+/// Written out to be inlined: values are cloned choice by choice (a
+/// prefix, a mutation, a replay), and nearly all are numbers and booleans,
+/// copied without a call.
+impl Clone for ChoiceValue {
+    #[inline]
+    fn clone(&self) -> Self {
+        match self {
+            ChoiceValue::Integer(v) => ChoiceValue::Integer(*v),
+            ChoiceValue::Float(v) => ChoiceValue::Float(*v),
+            ChoiceValue::Boolean(v) => ChoiceValue::Boolean(*v),
+            ChoiceValue::Bytes(v) => ChoiceValue::Bytes(v.clone()),
+            ChoiceValue::String(v) => ChoiceValue::String(v.clone()),
+        }
+    }
+}
+
 impl PartialEq for ChoiceValue {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (ChoiceValue::Integer(a), ChoiceValue::Integer(b)) => a == b,

@@ -468,8 +468,10 @@ impl TestData {
     }
 
     /// Records a choice made (its value permitted), unless its size takes
-    /// the test case past its size limit (it then overruns).
-    #[inline]
+    /// the test case past its size limit (it then overruns). Inlined into
+    /// each draw, where the kind of value is known: its size and whether it
+    /// is an integer are then decided at compile time.
+    #[inline(always)]
     fn push_choice(
         &mut self,
         constraints: Constraints,
@@ -557,15 +559,34 @@ impl TestData {
         drawn
     }
 
+    /// The prefix's value for the next choice, when it is there (a value
+    /// replayed as [`TestData::choose`] replays it, for the draws' fast
+    /// paths: the caller checks that it fits).
+    #[inline]
+    fn prefix_value(&self) -> Option<&ChoiceValue> {
+        if self.status.is_some() || self.nodes.len() >= self.max_choices {
+            return None;
+        }
+        self.prefix.get(self.nodes.len())
+    }
+
     /// Draws an integer.
     pub fn draw_integer(&mut self, c: IntegerConstraints) -> Result<i128, StopTest> {
-        // The common case first: a fresh draw, which is always permitted.
+        // The common cases first: a fresh draw, which is always permitted,
+        // and a replayed value that fits (as `choose` makes them).
         if self.is_active()
             && self.nodes.len() < self.max_choices
             && let Some((source, recent)) = self.fresh_source()
         {
             let v = crate::random::integer_value(source, &c, recent);
             debug_assert!(c.permits(v), "{v} under {c:?}");
+            self.push_choice(Constraints::Integer(c), ChoiceValue::Integer(v), false)?;
+            return Ok(v);
+        }
+        if let Some(&ChoiceValue::Integer(v)) = self.prefix_value()
+            && c.permits(v)
+        {
+            self.splice.pop_front();
             self.push_choice(Constraints::Integer(c), ChoiceValue::Integer(v), false)?;
             return Ok(v);
         }
@@ -606,6 +627,12 @@ impl TestData {
             && let Some((source, _)) = self.fresh_source()
         {
             let v = crate::random::boolean_value(source, p);
+            self.push_choice(Constraints::Boolean { p }, ChoiceValue::Boolean(v), false)?;
+            return Ok(v);
+        }
+        // Strictly between 0 and 1, `p` permits either value.
+        if let Some(&ChoiceValue::Boolean(v)) = self.prefix_value() {
+            self.splice.pop_front();
             self.push_choice(Constraints::Boolean { p }, ChoiceValue::Boolean(v), false)?;
             return Ok(v);
         }
@@ -729,8 +756,10 @@ impl Collection {
             data.record_span(labels::COLLECTION_ELEMENT, start, end);
             if start < end && self.elements.len() < MAX_COPY_SOURCES {
                 if self.elements.is_empty() {
-                    // Fewer regrowths than from the default of four.
-                    self.elements.reserve(16);
+                    // Fewer regrowths than from the default of four, and
+                    // none for the elements a minimum size promises.
+                    self.elements
+                        .reserve(self.min_size.clamp(16, MAX_COPY_SOURCES));
                 }
                 self.elements.push((start + 1, end));
             }

@@ -335,6 +335,7 @@ enum ConstraintsKey {
 }
 
 /// Whether `a` and `b` are interned alike (have the same [`key_of`]).
+#[inline]
 fn exactly_equal(a: &Constraints, b: &Constraints) -> bool {
     match (a, b) {
         (Constraints::Integer(x), Constraints::Integer(y)) => x == y,
@@ -449,6 +450,7 @@ fn value_at(constraints: &Constraints, index: u128) -> Option<ChoiceValue> {
     }
 }
 
+#[inline]
 pub(crate) fn same_kind(a: &Constraints, b: &Constraints) -> bool {
     match (a, b) {
         (Constraints::Integer(x), Constraints::Integer(y)) => x == y,
@@ -504,6 +506,7 @@ impl DataTree {
     }
 
     /// What the tree knows of the choice at `at`.
+    #[inline]
     fn known(&self, at: Position) -> Known {
         let node = self.node(at.node);
         let Some((tail, start)) = self.tail_of(at.node) else {
@@ -568,6 +571,7 @@ impl DataTree {
     }
 
     /// Whether tail choice `index` chose `value` (without building it).
+    #[inline]
     fn tail_value_is(&self, index: usize, value: &ChoiceValue) -> bool {
         let word = self.tail_values[index];
         match (TailWord::of(self.tail_kinds[index]), value) {
@@ -581,6 +585,7 @@ impl DataTree {
 
     /// Appends `value` to [`DataTree::tail_values`]; returns its encoding's
     /// bits, for its kind.
+    #[inline]
     fn push_tail_value(&mut self, value: &ChoiceValue) -> u32 {
         let (word, tag) = match value {
             ChoiceValue::Integer(v) => match i64::try_from(*v) {
@@ -601,6 +606,7 @@ impl DataTree {
     }
 
     /// The child of `at` where `value` was chosen.
+    #[inline]
     fn child(&self, at: Position, value: &ChoiceValue) -> Option<Position> {
         let node = self.node(at.node);
         match node.below {
@@ -850,22 +856,24 @@ impl DataTree {
         self.tail_kinds.reserve(nodes.len());
         let mut exhausted_from = if ended { 0 } else { u32::MAX };
         // A test case draws the same few kinds of choice over and over:
-        // the last two kinds are looked up without building their keys.
-        let mut last: [Option<(&Constraints, ConstraintsId)>; 2] = [None, None];
+        // the last two kinds are looked up without building their keys
+        // (with whether they permit one value only).
+        let mut last: [Option<(&Constraints, ConstraintsId, bool)>; 2] = [None, None];
         for (i, node) in nodes.iter().enumerate() {
-            let id = match last
+            let (id, single_valued) = match last
                 .iter()
                 .flatten()
-                .find(|(c, _)| exactly_equal(c, &node.constraints))
+                .find(|(c, _, _)| exactly_equal(c, &node.constraints))
             {
-                Some(&(_, id)) => id,
+                Some(&(_, id, single_valued)) => (id, single_valued),
                 None => {
                     let id = self.intern(&node.constraints);
-                    last = [Some((&node.constraints, id)), last[0]];
-                    id
+                    let single_valued = self.single_valued[id as usize];
+                    last = [Some((&node.constraints, id, single_valued)), last[0]];
+                    (id, single_valued)
                 }
             };
-            if !(node.forced || self.single_valued[id as usize]) && ended {
+            if !(node.forced || single_valued) && ended {
                 exhausted_from = i as u32 + 1;
             }
             debug_assert!(id <= ID_MASK, "{id} interned constraints");
