@@ -849,9 +849,10 @@ impl DataTree {
         self.tail_values.reserve(nodes.len());
         self.tail_kinds.reserve(nodes.len());
         let mut exhausted_from = if ended { 0 } else { u32::MAX };
-        // A test case draws the same few kinds of choice over and over:
-        // the last two kinds are looked up without building their keys.
-        let mut last: [Option<(&Constraints, ConstraintsId)>; 2] = [None, None];
+        // A test case draws the same few kinds of choice over and over (a
+        // state machine's step cycles through four): the last four kinds
+        // are looked up without building their keys.
+        let mut last: [Option<(&Constraints, ConstraintsId)>; 8] = [None; 8];
         for (i, node) in nodes.iter().enumerate() {
             let id = match last
                 .iter()
@@ -861,7 +862,8 @@ impl DataTree {
                 Some(&(_, id)) => id,
                 None => {
                     let id = self.intern(&node.constraints);
-                    last = [Some((&node.constraints, id)), last[0]];
+                    last.rotate_right(1);
+                    last[0] = Some((&node.constraints, id));
                     id
                 }
             };
