@@ -340,6 +340,15 @@ pub fn free<T: Handled, H>(handle: *mut H) -> Result<Option<Arc<T>>, AbiError> {
 mod tests {
     use super::*;
 
+    /// Frees `handle` on a thread of its own.
+    fn free_on_another_thread(handle: *mut u8) {
+        let raw = handle as usize;
+        std::thread::spawn(move || free::<Thing, u8>(raw as *mut u8).map(drop))
+            .join()
+            .expect("joins")
+            .expect("frees");
+    }
+
     struct Thing(u32);
     handled!(Thing, 200, "thing");
     struct Other;
@@ -392,11 +401,7 @@ mod tests {
         assert_eq!(with::<Thing, u8, u32>(h, |t| t.0 + 1).expect("live"), 4);
         assert_eq!(get::<Thing, u8>(h).expect("live").0, 3);
         // Freed on another thread: this thread's memory of it is stale.
-        let raw = h as usize;
-        std::thread::spawn(move || free::<Thing, u8>(raw as *mut u8).map(drop))
-            .join()
-            .expect("joins")
-            .expect("frees");
+        free_on_another_thread(h);
         assert!(matches!(
             with::<Thing, u8, u32>(h, |t| t.0),
             Err(AbiError::InvalidHandle(_))
@@ -438,11 +443,7 @@ mod tests {
             with::<Thing, u8, u32>(b, |t| t.0).expect("live"),
             REMEMBERED as u32 + 1
         );
-        let raw = a as usize;
-        std::thread::spawn(move || free::<Thing, u8>(raw as *mut u8).map(drop))
-            .join()
-            .expect("joins")
-            .expect("frees");
+        free_on_another_thread(a);
         assert!(matches!(
             with::<Thing, u8, u32>(a, |t| t.0),
             Err(AbiError::InvalidHandle(_))
@@ -464,11 +465,7 @@ mod tests {
     fn an_object_freed_elsewhere_is_released_by_a_later_lookup_here() {
         let object = Arc::new(Thing(5));
         let h: *mut u8 = insert_remembered(Arc::clone(&object)).expect("inserts");
-        let raw = h as usize;
-        std::thread::spawn(move || free::<Thing, u8>(raw as *mut u8).map(drop))
-            .join()
-            .expect("joins")
-            .expect("frees");
+        free_on_another_thread(h);
         // This thread still remembers it until its next slab lookup.
         let other: *mut u8 = insert(Arc::new(Thing(6))).expect("inserts");
         assert_eq!(with::<Thing, u8, u32>(other, |t| t.0).expect("live"), 6);
