@@ -855,10 +855,12 @@ impl DataTree {
         self.tail_values.reserve(nodes.len());
         self.tail_kinds.reserve(nodes.len());
         let mut exhausted_from = if ended { 0 } else { u32::MAX };
-        // A test case draws the same few kinds of choice over and over:
-        // the last two kinds are looked up without building their keys
-        // (with whether they permit one value only).
-        let mut last: [Option<(&Constraints, ConstraintsId, bool)>; 2] = [None, None];
+        // A test case draws the same few kinds of choice over and over (a
+        // state machine's step cycles through more than two: go on?, rule,
+        // swarm flags, the rule's draws): the last eight kinds are looked up
+        // without building their keys (with whether they permit one value
+        // only).
+        let mut last: [Option<(&Constraints, ConstraintsId, bool)>; 8] = [None; 8];
         for (i, node) in nodes.iter().enumerate() {
             let (id, single_valued) = match last
                 .iter()
@@ -869,7 +871,8 @@ impl DataTree {
                 None => {
                     let id = self.intern(&node.constraints);
                     let single_valued = self.single_valued[id as usize];
-                    last = [Some((&node.constraints, id, single_valued)), last[0]];
+                    last.rotate_right(1);
+                    last[0] = Some((&node.constraints, id, single_valued));
                     (id, single_valued)
                 }
             };

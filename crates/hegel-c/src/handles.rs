@@ -11,17 +11,23 @@
 //! freed while another thread is still using it lives until that use ends.
 //!
 //! A frontend makes several calls per drawn value, each naming the same
-//! context and test case, so each thread remembers the last object it looked
-//! up of each kind: the same handle again is found without the slab. Every
-//! free of a handle moves a count of frees on, one of [`FREE_BUCKETS`] per
-//! kind chosen by the handle, and a remembered object counts only while its
-//! handle's count is the one it was looked up under, so a freed handle is
-//! refused as before (a slot reused by the slab has a new key, never the
-//! remembered one). Frees of other handles of the kind seldom share that
-//! count: a frontend that makes and frees a block handle at every step of a
-//! state machine keeps its test case's handle remembered. A thread forgets
-//! what it remembered of a handle when it frees it; another thread that
-//! remembered it drops its reference at its next lookup of that kind.
+//! context and test case, so each thread remembers the last
+//! [`REMEMBERED`] objects it looked up of each kind: those handles again
+//! are found without the slab. A frontend alternates between a few handles
+//! of one kind (a state machine's steps draw through a block handle made
+//! for the step, and pick rules through the test case's own), and a block
+//! handle is remembered as it is made ([`insert_remembered`]): its first
+//! use is found without the slab too. Every free of a handle moves a count
+//! of frees on, one of [`FREE_BUCKETS`] per kind chosen by the handle, and
+//! a remembered object counts only while its handle's count is the one it
+//! was looked up under, so a freed handle is refused as before (a slot
+//! reused by the slab has a new key, never the remembered one). Frees of
+//! other handles of the kind seldom share that count: a frontend that makes
+//! and frees a block handle at every step of a state machine keeps its test
+//! case's handle remembered. A thread forgets what it remembered of a
+//! handle when it frees it; another thread that remembered it drops its
+//! reference at its next slab lookup of that kind, or when it is pushed
+//! out by newer ones.
 
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
@@ -50,7 +56,7 @@ pub trait Handled: Send + Sync + Sized + 'static {
     /// How many handles of the kind have been freed, by [`free_bucket`].
     fn frees() -> &'static [AtomicU64; FREE_BUCKETS];
     /// This thread's last looked-up object of the kind.
-    fn remembered() -> &'static std::thread::LocalKey<Remembered<Self>>;
+    fn remembered() -> &'static std::thread::LocalKey<RefCell<Remembered<Self>>>;
 }
 
 /// How many counts of frees each kind keeps (see the module docs).
@@ -68,9 +74,79 @@ fn frees_of<T: Handled>(raw: usize) -> &'static AtomicU64 {
     &T::frees()[free_bucket(raw) % FREE_BUCKETS]
 }
 
-/// A thread's last looked-up object of one kind: its handle, its count of
-/// frees when it was looked up, and the object.
-pub type Remembered<T> = RefCell<Option<(usize, u64, Arc<T>)>>;
+/// How many objects of each kind a thread remembers.
+pub const REMEMBERED: usize = 4;
+
+/// A remembered object: its handle, its count of frees when it was looked
+/// up, and the object.
+pub type Entry<T> = (usize, u64, Arc<T>);
+
+/// A thread's last looked-up objects of one kind.
+pub struct Remembered<T> {
+    entries: [Option<Entry<T>>; REMEMBERED],
+    /// The slot the next object goes to when none is free.
+    next: usize,
+}
+
+impl<T: Handled> Remembered<T> {
+    /// Remembers nothing.
+    pub const fn new() -> RefCell<Remembered<T>> {
+        RefCell::new(Remembered {
+            entries: [const { None }; REMEMBERED],
+            next: 0,
+        })
+    }
+
+    /// The object remembered as `raw`'s, looked up under `frees`.
+    #[inline(always)]
+    fn find(&self, raw: usize, frees: u64) -> Option<&Arc<T>> {
+        self.entries
+            .iter()
+            .flatten()
+            .find(|(h, seen, _)| *h == raw && *seen == frees)
+            .map(|(_, _, object)| object)
+    }
+
+    /// Remembers `object` as `raw`'s, looked up under `frees`, in place of
+    /// an entry gone stale (its handle freed since), a free slot, or the
+    /// oldest; returns what it no longer remembers, to be dropped outside
+    /// the borrow (the last reference to a freed object may go with it).
+    fn remember(
+        &mut self,
+        raw: usize,
+        frees: u64,
+        object: Arc<T>,
+    ) -> [Option<Entry<T>>; REMEMBERED] {
+        let mut dropped = [const { None }; REMEMBERED];
+        let mut free_slot = None;
+        for (slot, entry) in self.entries.iter_mut().enumerate() {
+            if entry.as_ref().is_some_and(|(h, seen, _)| {
+                *h == raw || frees_of::<T>(*h).load(Ordering::Acquire) != *seen
+            }) {
+                dropped[slot] = entry.take();
+            }
+            if entry.is_none() && free_slot.is_none() {
+                free_slot = Some(slot);
+            }
+        }
+        let slot = free_slot.unwrap_or_else(|| {
+            let slot = self.next;
+            self.next = (slot + 1) % REMEMBERED;
+            dropped[slot] = self.entries[slot].take();
+            slot
+        });
+        self.entries[slot] = Some((raw, frees, object));
+        dropped
+    }
+
+    /// Forgets `raw`'s object; returns it.
+    fn forget(&mut self, raw: usize) -> Option<Entry<T>> {
+        self.entries
+            .iter_mut()
+            .find(|e| e.as_ref().is_some_and(|(h, _, _)| *h == raw))
+            .and_then(Option::take)
+    }
+}
 
 /// Declares a handled kind: its tag, its name and its slab.
 macro_rules! handled {
@@ -94,10 +170,12 @@ macro_rules! handled {
                         $crate::handles::FREE_BUCKETS];
                 &FREES
             }
-            fn remembered() -> &'static ::std::thread::LocalKey<$crate::handles::Remembered<Self>> {
+            fn remembered() -> &'static ::std::thread::LocalKey<
+                ::std::cell::RefCell<$crate::handles::Remembered<Self>>,
+            > {
                 ::std::thread_local! {
-                    static REMEMBERED: $crate::handles::Remembered<$type> =
-                        const { ::std::cell::RefCell::new(None) };
+                    static REMEMBERED: ::std::cell::RefCell<$crate::handles::Remembered<$type>> =
+                        const { $crate::handles::Remembered::new() };
                 }
                 &REMEMBERED
             }
@@ -112,6 +190,24 @@ pub fn insert<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiError> {
         .insert(object)
         .ok_or_else(|| AbiError::Internal(format!("too many live {} handles", T::NAME)))?;
     Ok(((usize::from(T::KIND) << KIND_SHIFT) | (key & KEY_MASK)) as *mut H)
+}
+
+/// [`insert`], remembering the object on this thread: for a handle the
+/// caller uses at once on the thread that made it (a block handle).
+pub fn insert_remembered<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiError> {
+    let handle = insert::<T, H>(Arc::clone(&object))?;
+    let raw = handle as usize;
+    // No one else has the handle yet, so no free of it came before this load.
+    let frees = frees_of::<T>(raw).load(Ordering::Acquire);
+    let dropped = T::remembered()
+        .try_with(|remembered| {
+            let mut remembered = remembered.try_borrow_mut().ok()?;
+            Some(remembered.remember(raw, frees, object))
+        })
+        .ok()
+        .flatten();
+    drop(dropped);
+    Ok(handle)
 }
 
 fn key_of<T: Handled, H>(handle: *const H) -> Result<usize, AbiError> {
@@ -137,9 +233,9 @@ pub fn get<T: Handled, H>(handle: *const H) -> Result<Arc<T>, AbiError> {
     // Loaded before the slab is consulted: a free after this load makes the
     // remembered object stale at the next lookup.
     let frees = frees_of::<T>(raw).load(Ordering::Acquire);
-    let hit = T::remembered().try_with(|remembered| match &*remembered.borrow() {
-        Some((h, f, object)) if *h == raw && *f == frees => Some(Arc::clone(object)),
-        _ => None,
+    let hit = T::remembered().try_with(|remembered| {
+        let remembered = remembered.try_borrow().ok()?;
+        remembered.find(raw, frees).map(Arc::clone)
     });
     if let Ok(Some(object)) = hit {
         return Ok(object);
@@ -153,14 +249,14 @@ pub fn get<T: Handled, H>(handle: *const H) -> Result<Arc<T>, AbiError> {
             // to a freed one; that happens outside the borrow.
             // (Not while this thread is inside `with` for the kind: the
             // remembered object is borrowed then, and stays remembered.)
-            let previous = T::remembered()
+            let dropped = T::remembered()
                 .try_with(|remembered| {
                     let mut remembered = remembered.try_borrow_mut().ok()?;
-                    remembered.replace((raw, frees, Arc::clone(&object)))
+                    Some(remembered.remember(raw, frees, Arc::clone(&object)))
                 })
                 .ok()
                 .flatten();
-            drop(previous);
+            drop(dropped);
             Ok(object)
         }
         None => Err(AbiError::InvalidHandle(format!(
@@ -171,9 +267,9 @@ pub fn get<T: Handled, H>(handle: *const H) -> Result<Arc<T>, AbiError> {
     }
 }
 
-/// Runs `f` on the object behind a live handle. When this thread looked the
-/// handle up last (the common case: every call of a test case names the
-/// same one), no reference count is touched: atomic operations are most of
+/// Runs `f` on the object behind a live handle. When this thread remembers
+/// the handle (the common case: the calls of a test case name the same few),
+/// no reference count is touched: atomic operations are most of
 /// what a lookup costs. That path is inlined into every caller (several
 /// lookups make up an ABI call, each otherwise a call of its own); the slab
 /// lookup is not.
@@ -184,10 +280,8 @@ pub fn with<T: Handled, H, R>(handle: *const H, f: impl FnOnce(&T) -> R) -> Resu
     let mut f = Some(f);
     let hit = T::remembered().try_with(|remembered| {
         let remembered = remembered.try_borrow().ok()?;
-        match &*remembered {
-            Some((h, seen, object)) if *h == raw && *seen == frees => f.take().map(|f| f(object)),
-            _ => None,
-        }
+        let object = remembered.find(raw, frees)?;
+        f.take().map(|f| f(object))
     });
     if let Ok(Some(result)) = hit {
         return Ok(result);
@@ -195,7 +289,7 @@ pub fn with<T: Handled, H, R>(handle: *const H, f: impl FnOnce(&T) -> R) -> Resu
     with_looked_up(handle, f)
 }
 
-/// [`with`] for a handle this thread did not look up last: from the slab.
+/// [`with`] for a handle this thread does not remember: from the slab.
 #[cold]
 #[inline(never)]
 fn with_looked_up<T: Handled, H, R>(
@@ -227,10 +321,7 @@ pub fn free<T: Handled, H>(handle: *mut H) -> Result<Option<Arc<T>>, AbiError> {
             let forgotten = T::remembered()
                 .try_with(|remembered| {
                     let mut remembered = remembered.try_borrow_mut().ok()?;
-                    match &*remembered {
-                        Some((h, _, _)) if *h == raw => remembered.take(),
-                        _ => None,
-                    }
+                    remembered.forget(raw)
                 })
                 .ok()
                 .flatten();
@@ -248,6 +339,15 @@ pub fn free<T: Handled, H>(handle: *mut H) -> Result<Option<Arc<T>>, AbiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Frees `handle` on a thread of its own.
+    fn free_on_another_thread(handle: *mut u8) {
+        let raw = handle as usize;
+        std::thread::spawn(move || free::<Thing, u8>(raw as *mut u8).map(drop))
+            .join()
+            .expect("joins")
+            .expect("frees");
+    }
 
     struct Thing(u32);
     handled!(Thing, 200, "thing");
@@ -301,11 +401,7 @@ mod tests {
         assert_eq!(with::<Thing, u8, u32>(h, |t| t.0 + 1).expect("live"), 4);
         assert_eq!(get::<Thing, u8>(h).expect("live").0, 3);
         // Freed on another thread: this thread's memory of it is stale.
-        let raw = h as usize;
-        std::thread::spawn(move || free::<Thing, u8>(raw as *mut u8).map(drop))
-            .join()
-            .expect("joins")
-            .expect("frees");
+        free_on_another_thread(h);
         assert!(matches!(
             with::<Thing, u8, u32>(h, |t| t.0),
             Err(AbiError::InvalidHandle(_))
@@ -323,6 +419,62 @@ mod tests {
         assert_eq!(sum.expect("live"), 30);
         free::<Thing, u8>(a).expect("frees");
         free::<Thing, u8>(b).expect("frees");
+    }
+
+    #[test]
+    fn several_handles_of_a_kind_are_remembered_and_each_refused_once_freed() {
+        let handles: Vec<*mut u8> = (0..REMEMBERED as u32 + 2)
+            .map(|i| insert_remembered(Arc::new(Thing(i))).expect("inserts"))
+            .collect();
+        // Looked up in turn, more of them than are remembered: each is found.
+        for _ in 0..3 {
+            for (i, h) in handles.iter().enumerate() {
+                assert_eq!(with::<Thing, u8, u32>(*h, |t| t.0).expect("live"), i as u32);
+            }
+        }
+        // A remembered one freed on another thread is refused here, while
+        // the others are still found.
+        let (a, b) = (handles[REMEMBERED], handles[REMEMBERED + 1]);
+        assert_eq!(
+            with::<Thing, u8, u32>(a, |t| t.0).expect("live"),
+            REMEMBERED as u32
+        );
+        assert_eq!(
+            with::<Thing, u8, u32>(b, |t| t.0).expect("live"),
+            REMEMBERED as u32 + 1
+        );
+        free_on_another_thread(a);
+        assert!(matches!(
+            with::<Thing, u8, u32>(a, |t| t.0),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        assert_eq!(
+            with::<Thing, u8, u32>(b, |t| t.0).expect("live"),
+            REMEMBERED as u32 + 1
+        );
+        // Freed on this thread: forgotten and refused.
+        free::<Thing, u8>(b).expect("frees");
+        assert!(get::<Thing, u8>(b).is_err());
+        for h in &handles[..REMEMBERED] {
+            free::<Thing, u8>(*h).expect("frees");
+            assert!(with::<Thing, u8, u32>(*h, |t| t.0).is_err());
+        }
+    }
+
+    #[test]
+    fn an_object_freed_elsewhere_is_released_by_a_later_lookup_here() {
+        let object = Arc::new(Thing(5));
+        let h: *mut u8 = insert_remembered(Arc::clone(&object)).expect("inserts");
+        free_on_another_thread(h);
+        // This thread still remembers it until its next slab lookup.
+        let other: *mut u8 = insert(Arc::new(Thing(6))).expect("inserts");
+        assert_eq!(with::<Thing, u8, u32>(other, |t| t.0).expect("live"), 6);
+        assert_eq!(
+            Arc::strong_count(&object),
+            1,
+            "the freed object is released"
+        );
+        free::<Thing, u8>(other).expect("frees");
     }
 
     #[test]

@@ -467,7 +467,7 @@ pub extern "C" fn hegel_test_case_block(
         );
         write(
             out_test_case,
-            handles::insert(Arc::new(block))?,
+            handles::insert_remembered(Arc::new(block))?,
             "out_test_case",
         )
     })

@@ -21,6 +21,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// The default line width.
 pub const DEFAULT_WIDTH: u64 = 79;
 
+/// The regions a document makes room for at its first region after the body.
+const REGIONS_GROWTH: usize = 32;
+
 /// Where a write goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -315,6 +318,11 @@ impl State {
         self.index(target)?;
         let begins_line = self.at_line_start(target);
         let id = self.regions.len();
+        // A frontend that opens one block per step of a state machine opens
+        // dozens: grow in large steps rather than by doubling from one.
+        if id == self.regions.capacity() {
+            self.regions.reserve(id.max(REGIONS_GROWTH));
+        }
         self.regions.push(Region {
             indent,
             begins_line,
