@@ -64,6 +64,16 @@ pub mod labels {
     pub const DICT_ENTRY: u64 = 0x6765_6973_7407;
     /// An independent stream's marker and choices (see [`TestData::fork_stream`]).
     pub const STREAM: u64 = 0x6765_6973_7408;
+
+    /// Whether `label` names a kind of structure rather than one generator:
+    /// the engine's labels above and its generators' (`0x6765_6973_74xx`),
+    /// geist's clients' (`0x6765_6973_75xx`). Every list of a schema has
+    /// the label [`COLLECTION`], so a list of lists nests it without any
+    /// generator drawing itself; a frontend that labels each generator
+    /// (hegeltest's combined labels) repeats a label only in a recursion.
+    pub fn is_kind(label: u64) -> bool {
+        label >> 16 == 0x6765_6973
+    }
 }
 
 mod stream;
@@ -96,6 +106,10 @@ pub struct TestData {
     /// How many open spans are nested inside an open span with the same
     /// label (see [`TestData::recursion_depth`]).
     recursion_depth: usize,
+    /// The part of `recursion_depth` whose repeated labels name generators,
+    /// not kinds ([`labels::is_kind`]): how deep inside a value that a
+    /// generator draws of itself the next choice is.
+    generator_recursion_depth: usize,
     /// The spans (indices into `spans`, `usize::MAX` for the whole test
     /// case) inside which a recursive value sized by a
     /// [`crate::recursion::Recursion`] scope is drawn, outermost first.
@@ -238,6 +252,7 @@ impl TestData {
             open_spans: Vec::new(),
             open_labels: OpenLabels::default(),
             recursion_depth: 0,
+            generator_recursion_depth: 0,
             sized_recursions: Vec::new(),
             max_choices,
             length: 0,
@@ -351,6 +366,7 @@ impl TestData {
             }
             self.open_labels.clear();
             self.recursion_depth = 0;
+            self.generator_recursion_depth = 0;
         }
     }
 
@@ -375,6 +391,9 @@ impl TestData {
         let open = self.open_labels.entry(label).or_insert(0);
         if *open > 0 {
             self.recursion_depth += 1;
+            if !labels::is_kind(label) {
+                self.generator_recursion_depth += 1;
+            }
         }
         *open += 1;
         let index = self.spans.len();
@@ -400,6 +419,9 @@ impl TestData {
                     *open -= 1;
                     if *open > 0 {
                         self.recursion_depth -= 1;
+                        if !labels::is_kind(span.label) {
+                            self.generator_recursion_depth -= 1;
+                        }
                     }
                 }
                 true
@@ -794,16 +816,18 @@ impl Collection {
     /// hundred times its usual average size. The scale comes from the random
     /// source, not a choice, so replay is unaffected.
     ///
-    /// Inside a recursive value ([`TestData::recursion_depth`] `d > 0`) a
-    /// collection is never scaled up: it expects `1 / (1 + d)` of its usual
-    /// extra elements instead (see [`nested_extra`]), unless a
+    /// Inside a recursive value ([`TestData::recursion_depth`] `> 0`) a
+    /// collection is never scaled up, and `d` levels inside a value that a
+    /// generator draws of itself (repeated labels that name generators, not
+    /// kinds: [`labels::is_kind`]) it expects `1 / (1 + d)` of its usual
+    /// extra elements (see [`nested_extra`]), unless a
     /// [`crate::recursion::Recursion`] scope sizes the value (then it keeps
     /// its usual size: the scope steers the value's size by its branches).
     fn draw_scale(&mut self, data: &mut TestData) {
         self.scaled = true;
-        let depth = data.recursion_depth;
-        if depth > 0 {
-            if !data.in_sized_recursion() {
+        if data.recursion_depth > 0 {
+            let depth = data.generator_recursion_depth;
+            if depth > 0 && !data.in_sized_recursion() {
                 let extra = nested_extra(self.average - self.min_size as f64, depth);
                 self.p_continue = continue_probability(extra, self.max_size - self.min_size);
             }
@@ -1113,6 +1137,25 @@ mod tests {
         // A scope that sizes the recursive value keeps the usual size.
         let sized = mean_nested_length(3, true, 4000);
         assert!((4.6..5.4).contains(&sized), "sized recursion: mean {sized}");
+    }
+
+    #[test]
+    fn nested_kind_labels_keep_the_usual_size() {
+        // A list of lists of a schema nests COLLECTION: no generator draws
+        // itself, so the inner list keeps its usual size (5 on average).
+        let mut total = 0;
+        for seed in 0..4000 {
+            let mut data = TestData::generating(vec![], Source::from_seed(seed), 1 << 20);
+            data.start_span(labels::COLLECTION);
+            data.start_span(labels::COLLECTION);
+            assert_eq!(data.recursion_depth(), 1);
+            let mut c = Collection::new(0, None);
+            while c.more(&mut data).unwrap() {
+                total += 1;
+            }
+        }
+        let mean = total as f64 / 4000.0;
+        assert!((4.6..5.4).contains(&mean), "mean {mean}");
     }
 
     #[test]
