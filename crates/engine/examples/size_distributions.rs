@@ -21,16 +21,16 @@ use geist_engine::run::{Phases, RunSettings, run};
 use geist_engine::value::Value;
 use std::time::Instant;
 
-/// Span labels standing in for hegeltest's generator labels.
-const DEFERRED: u64 = 1;
-const ONE_OF: u64 = 2;
-const LIST_MAP: u64 = 3;
-const LIST: u64 = 4;
-const MAP_MAP: u64 = 5;
-const MAP: u64 = 6;
-const TEXT: u64 = 7;
-const FLOAT: u64 = 8;
-const INTEGER: u64 = 9;
+/// Span labels standing in for hegeltest 0.51's generator labels (hashes).
+const DEFERRED: u64 = 0x5eed_0000_0001;
+const ONE_OF: u64 = 0x5eed_0000_0002;
+const LIST_MAP: u64 = 0x5eed_0000_0003;
+const LIST: u64 = 0x5eed_0000_0004;
+const MAP_MAP: u64 = 0x5eed_0000_0005;
+const MAP: u64 = 0x5eed_0000_0006;
+const TEXT: u64 = 0x5eed_0000_0007;
+const FLOAT: u64 = 0x5eed_0000_0008;
+const INTEGER: u64 = 0x5eed_0000_0009;
 
 fn text_schema() -> Schema {
     let value = Value::Map(vec![(Value::text("type"), Value::text("string"))]);
