@@ -64,6 +64,18 @@ pub mod labels {
     pub const DICT_ENTRY: u64 = 0x6765_6973_7407;
     /// An independent stream's marker and choices (see [`TestData::fork_stream`]).
     pub const STREAM: u64 = 0x6765_6973_7408;
+
+    /// Whether `label` names a kind of structure rather than one generator:
+    /// the engine's labels above and its generators' (`0x6765_6973_74xx`),
+    /// geist's clients' (`0x6765_6973_75xx`), and the small numbers the
+    /// Hegel protocol's clients use (hegeltest 0.16: 1 for a list to 15 for
+    /// an enum variant). Every list of a schema has the label
+    /// [`COLLECTION`], so a list of lists nests it without any generator
+    /// drawing itself; a frontend that labels each generator (hegeltest
+    /// 0.51's hashed, combined labels) repeats a label only in a recursion.
+    pub fn is_kind(label: u64) -> bool {
+        label < 1 << 16 || label >> 16 == 0x6765_6973
+    }
 }
 
 mod stream;
@@ -96,6 +108,14 @@ pub struct TestData {
     /// How many open spans are nested inside an open span with the same
     /// label (see [`TestData::recursion_depth`]).
     recursion_depth: usize,
+    /// The part of `recursion_depth` whose repeated labels name generators,
+    /// not kinds ([`labels::is_kind`]): how deep inside a value that a
+    /// generator draws of itself the next choice is.
+    generator_recursion_depth: usize,
+    /// The spans (indices into `spans`, `usize::MAX` for the whole test
+    /// case) inside which a recursive value sized by a
+    /// [`crate::recursion::Recursion`] scope is drawn, outermost first.
+    sized_recursions: Vec<usize>,
     max_choices: usize,
     /// The serialized size of the choices so far ([`ChoiceValue::serialized_size`]).
     length: usize,
@@ -173,7 +193,9 @@ impl std::hash::Hasher for LabelHasher {
 /// five elements on average) is a supercritical branching process, and
 /// generated depth-first its first unending branch descends until a limit
 /// stops it; under a lifted budget (hegel-c's million choices) that was the
-/// frontend's stack. hegeltest 0.51's frontend uses about 140 to 210 bytes
+/// frontend's stack. (Collections now shrink with the recursion depth, so
+/// such a generator ends on its own; one that recurses without collections
+/// may still run away.) hegeltest 0.51's frontend uses about 140 to 210 bytes
 /// of stack per open span in a release build and 530 to 700 in a debug one
 /// (measured 2026-11-25 through libhegel_c.so), so 1000 spans stay under
 /// 0.7 MiB of a test thread's 2 MiB.
@@ -232,6 +254,8 @@ impl TestData {
             open_spans: Vec::new(),
             open_labels: OpenLabels::default(),
             recursion_depth: 0,
+            generator_recursion_depth: 0,
+            sized_recursions: Vec::new(),
             max_choices,
             length: 0,
             max_length: if max_choices > DEFAULT_MAX_CHOICES {
@@ -344,6 +368,7 @@ impl TestData {
             }
             self.open_labels.clear();
             self.recursion_depth = 0;
+            self.generator_recursion_depth = 0;
         }
     }
 
@@ -368,6 +393,9 @@ impl TestData {
         let open = self.open_labels.entry(label).or_insert(0);
         if *open > 0 {
             self.recursion_depth += 1;
+            if !labels::is_kind(label) {
+                self.generator_recursion_depth += 1;
+            }
         }
         *open += 1;
         let index = self.spans.len();
@@ -393,6 +421,9 @@ impl TestData {
                     *open -= 1;
                     if *open > 0 {
                         self.recursion_depth -= 1;
+                        if !labels::is_kind(span.label) {
+                            self.generator_recursion_depth -= 1;
+                        }
                     }
                 }
                 true
@@ -419,9 +450,33 @@ impl TestData {
     /// `one_of`'s leaves, or a list ten times its usual length, turns a
     /// generator whose values end (each level expecting fewer sub-values
     /// than one) into one whose values grow until a budget stops them.
-    /// Inside a recursion, draws follow the generator's own distribution.
+    /// Inside a recursion, draws follow the generator's own distribution,
+    /// but for collections, which shrink with the depth ([`Collection`]):
+    /// a generator whose levels expect more than one sub-value each still
+    /// makes values that end.
     pub fn recursion_depth(&self) -> usize {
         self.recursion_depth
+    }
+
+    /// Marks what is drawn from here to the end of the innermost open span
+    /// (of the test case, if none is open) as a recursive value sized by a
+    /// [`crate::recursion::Recursion`] scope: its collections keep their
+    /// usual sizes, since the scope sizes the value ([`Collection`]).
+    pub fn begin_sized_recursion(&mut self) {
+        let span = self.open_spans.last().copied().unwrap_or(usize::MAX);
+        self.sized_recursions.push(span);
+    }
+
+    /// Whether a sized recursive value ([`TestData::begin_sized_recursion`])
+    /// is being drawn: the span it began in is still open.
+    fn in_sized_recursion(&mut self) -> bool {
+        while let Some(&span) = self.sized_recursions.last() {
+            if span == usize::MAX || self.spans.get(span).is_some_and(|s| s.end == usize::MAX) {
+                return true;
+            }
+            self.sized_recursions.pop();
+        }
+        false
     }
 
     /// Records a span over already-made choices (used by collections, whose
@@ -791,11 +846,22 @@ impl Collection {
     /// are always small: when generating, a collection is now and then ten or a
     /// hundred times its usual average size. The scale comes from the random
     /// source, not a choice, so replay is unaffected.
-    /// Not inside a recursive value ([`TestData::recursion_depth`]): there
-    /// every level would scale its collections again.
+    ///
+    /// Inside a recursive value ([`TestData::recursion_depth`] `> 0`) a
+    /// collection is never scaled up, and `d` levels inside a value that a
+    /// generator draws of itself (repeated labels that name generators, not
+    /// kinds: [`labels::is_kind`]) it expects `1 / (1 + d)` of its usual
+    /// extra elements (see [`nested_extra`]), unless a
+    /// [`crate::recursion::Recursion`] scope sizes the value (then it keeps
+    /// its usual size: the scope steers the value's size by its branches).
     fn draw_scale(&mut self, data: &mut TestData) {
         self.scaled = true;
         if data.recursion_depth > 0 {
+            let depth = data.generator_recursion_depth;
+            if depth > 0 && !data.in_sized_recursion() {
+                let extra = nested_extra(self.average - self.min_size as f64, depth);
+                self.p_continue = continue_probability(extra, self.max_size - self.min_size);
+            }
             return;
         }
         let Some(source) = data.source() else { return };
@@ -866,6 +932,27 @@ impl Collection {
         }
         Ok(())
     }
+}
+
+/// The extra elements (beyond the minimum) a collection expects `depth`
+/// levels inside a recursive value, of `extra` at the top.
+///
+/// A recursive generator whose values hold collections of themselves (a
+/// deferred JSON value: a one_of of five, two of them collections of
+/// itself) expects `b * m` sub-values per value, `b` the chance it is a
+/// collection and `m` the collection's mean length; at `b = 2/5, m = 5`
+/// that is 2, a supercritical branching process: a fifth of its values
+/// never end, and each is generated until the span depth limit rejects it
+/// (30% of the test cases of hegeltest 0.51's recursive find test). The
+/// values that do end are small: conditioned on ending, that process's
+/// values are collections one time in four, of mean length 2. Shrinking the
+/// collections with the depth makes every such generator end on its own,
+/// without giving up the top level's sizes (nor the variety a recursive
+/// value has below it: a collection at depth 1 still expects half its
+/// usual length). Depth counts nested spans that repeat a label, so one
+/// level of a recursive value is typically two to four of them.
+fn nested_extra(extra: f64, depth: usize) -> f64 {
+    extra / (1.0 + depth as f64)
 }
 
 /// How often a generated collection is a hundred times its usual average
@@ -1046,6 +1133,126 @@ mod tests {
         let largest = sizes[sizes.len() - 1];
         assert!(median <= 8, "median {median}");
         assert!(largest >= 100, "largest {largest}");
+    }
+
+    /// The mean length of unbounded collections drawn inside `depth + 1`
+    /// nested spans of one label (recursion depth `depth`), over `seeds`
+    /// test cases; `sized` marks the outermost span as a sized recursion.
+    /// A label that names one generator, as a frontend's hashed labels do.
+    const GENERATOR: u64 = 0x5eed_0000_0001;
+
+    fn mean_nested_length(depth: usize, sized: bool, seeds: u64) -> f64 {
+        let mut total = 0;
+        for seed in 0..seeds {
+            let mut data = TestData::generating(vec![], Source::from_seed(seed), 1 << 20);
+            data.start_span(GENERATOR);
+            if sized {
+                data.begin_sized_recursion();
+            }
+            for _ in 0..depth {
+                data.start_span(GENERATOR);
+            }
+            assert_eq!(data.recursion_depth(), depth);
+            let mut c = Collection::new(0, None);
+            while c.more(&mut data).unwrap() {
+                total += 1;
+            }
+        }
+        total as f64 / seeds as f64
+    }
+
+    #[test]
+    fn collections_shrink_with_the_recursion_depth() {
+        // Expected 5 / (1 + depth) elements (no scaling inside a recursion).
+        let one = mean_nested_length(1, false, 4000);
+        let three = mean_nested_length(3, false, 4000);
+        assert!((2.2..2.8).contains(&one), "depth 1: mean {one}");
+        assert!((1.05..1.45).contains(&three), "depth 3: mean {three}");
+        // A scope that sizes the recursive value keeps the usual size.
+        let sized = mean_nested_length(3, true, 4000);
+        assert!((4.6..5.4).contains(&sized), "sized recursion: mean {sized}");
+    }
+
+    #[test]
+    fn nested_kind_labels_keep_the_usual_size() {
+        // A list of lists of a schema nests COLLECTION: no generator draws
+        // itself, so the inner list keeps its usual size (5 on average).
+        let mut total = 0;
+        for seed in 0..4000 {
+            let mut data = TestData::generating(vec![], Source::from_seed(seed), 1 << 20);
+            data.start_span(labels::COLLECTION);
+            data.start_span(labels::COLLECTION);
+            assert_eq!(data.recursion_depth(), 1);
+            let mut c = Collection::new(0, None);
+            while c.more(&mut data).unwrap() {
+                total += 1;
+            }
+        }
+        let mean = total as f64 / 4000.0;
+        assert!((4.6..5.4).contains(&mean), "mean {mean}");
+        assert!(labels::is_kind(1) && labels::is_kind(labels::DICT_ENTRY));
+        assert!(!labels::is_kind(0x9e37_79b9_7f4a_7c15));
+    }
+
+    #[test]
+    fn a_sized_recursion_ends_with_the_span_it_began_in() {
+        let mut data = TestData::generating(vec![], Source::from_seed(1), 1 << 20);
+        data.start_span(GENERATOR);
+        data.begin_sized_recursion();
+        data.start_span(GENERATOR);
+        assert!(data.in_sized_recursion());
+        data.stop_span(false);
+        data.stop_span(false);
+        data.start_span(GENERATOR);
+        data.start_span(GENERATOR);
+        assert!(!data.in_sized_recursion());
+    }
+
+    /// One value of a deferred JSON-like generator (a one_of of null, a
+    /// number, a list of itself, a map of itself, a string; spans as a
+    /// frontend opens them): whether it ended.
+    fn json_like(data: &mut TestData) -> Result<(), StopTest> {
+        data.start_span(GENERATOR);
+        let branch = data.draw_integer(IntegerConstraints::bounded(0, 4))?;
+        if branch >= 3 {
+            data.start_span(GENERATOR + branch as u64);
+            let mut c = Collection::new(0, None);
+            while c.more(data)? {
+                if branch == 4 {
+                    data.draw_integer(IntegerConstraints::UNBOUNDED)?;
+                }
+                json_like(data)?;
+            }
+            data.stop_span(false);
+        } else if branch > 0 {
+            data.draw_integer(IntegerConstraints::UNBOUNDED)?;
+        }
+        data.stop_span(false);
+        if data.is_active() {
+            Ok(())
+        } else {
+            Err(StopTest)
+        }
+    }
+
+    #[test]
+    fn a_recursive_value_of_collections_ends_on_its_own() {
+        // Two branches in five hold a collection of the value itself: with
+        // collections of their usual size (5 on average) every value would
+        // expect two sub-values, and a fifth of them would grow until the
+        // span depth limit rejects them.
+        let mut largest = 0;
+        for seed in 0..300 {
+            let mut data = TestData::generating(vec![], Source::from_seed(seed), 1 << 20);
+            assert!(
+                json_like(&mut data).is_ok(),
+                "seed {seed}: {:?}",
+                data.status
+            );
+            assert!(!data.too_deep);
+            largest = largest.max(data.nodes.len());
+        }
+        assert!(largest >= 30, "the largest value made {largest} choices");
     }
 
     #[test]

@@ -23,6 +23,11 @@
 //!   observed arity was off) is discarded and drawn again from the root
 //!   ([`Recursion::finish`]), at most [`MAX_REDRAWS`] times.
 //!
+//! - **Collections.** A collection inside the value keeps its usual size
+//!   ([`TestData::begin_sized_recursion`]); outside a scope, collections
+//!   nested in a recursive value shrink with the depth
+//!   ([`crate::data::Collection`]), which a scope does not need.
+//!
 //! `max_depth` bounds the nesting: sub-values at that depth are leaves. The
 //! test case's span depth limit ([`crate::data::MAX_SPAN_DEPTH`]) bounds
 //! recursions that do not go through a scope (a generator that draws
@@ -115,6 +120,7 @@ impl Recursion {
         } else {
             data.draw_integer(IntegerConstraints::bounded(2, i128::from(max_leaves)))? as u64
         };
+        data.begin_sized_recursion();
         Ok(Recursion {
             max_depth,
             max_leaves,
