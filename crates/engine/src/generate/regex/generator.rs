@@ -14,9 +14,13 @@
 //! known: anchors, look-arounds (run by the [`Matcher`] against the final
 //! string, with the captures of the moment), and atomic groups (the matcher's
 //! first match of the body must be the one generated). A positive
-//! look-around may also be made likely by generating its body in place, as
+//! look-around may also be made to hold by generating its body in place, as
 //! Hypothesis does; the string is then no longer one path of the pattern, so
-//! the whole pattern is matched against it instead.
+//! the whole pattern is matched against it instead (in search mode from any
+//! start in the draft: a look-behind's body comes before its match). A
+//! look-ahead's body is generated half the time, as what follows is not yet
+//! known; a look-behind reads text that is already final, so its body is
+//! generated exactly when that text does not already end with a match.
 
 use super::ast::{Anchor, Node};
 use super::matcher::{Captures, Matcher};
@@ -26,7 +30,7 @@ use crate::data::{Collection, StopTest, TestData};
 /// Span label around one alternation: the branch index and the branch's text.
 const BRANCH_SPAN: u64 = 0x6765_6973_7410;
 
-/// Probability of generating a positive look-around's body in place.
+/// Probability of generating a positive look-ahead's body in place.
 const HINT_PROBABILITY: f64 = 0.5;
 
 /// Something to verify once the whole string is known.
@@ -176,17 +180,30 @@ pub(super) fn emit<'n>(
             });
         }
         Node::Look {
+            behind,
             negate,
             body,
             body_viable,
             ..
         } => {
+            let at = draft.text.len();
             draft.checks.push(Check::Look {
-                at: draft.text.len(),
+                at,
                 node,
                 captures: draft.captures.clone(),
             });
-            if !*negate && *body_viable && data.draw_boolean(HINT_PROBABILITY)? {
+            if *negate || !*body_viable {
+                return Ok(());
+            }
+            let hint = if *behind {
+                // The text a look-behind reads is already generated and
+                // final: leave it alone when the assertion holds, and
+                // otherwise generate the body, the only way left to a match.
+                !look_holds(&draft.text, node, at, draft.captures.clone())
+            } else {
+                data.draw_boolean(HINT_PROBABILITY)?
+            };
+            if hint {
                 draft.hinted = true;
                 emit(body, data, draft)?;
             }
@@ -222,7 +239,8 @@ pub(super) fn emit<'n>(
 
 /// Whether `left + draft.text + right` is a string Python's `re` accepts:
 /// a full match of `root` with `fullmatch`, else a match starting after
-/// `left`. Giving up (the matcher's budget) counts as no.
+/// `left` (anywhere in the draft once a body was generated in place).
+/// Giving up (the matcher's budget) counts as no.
 pub(super) fn verify(
     root: &Node,
     draft: &Draft<'_>,
@@ -244,20 +262,28 @@ pub(super) fn verify(
     if draft.hinted {
         let mut matcher = Matcher::new(&text, vec![None; draft.captures.len()]);
         let len = text.len();
-        let found = if fullmatch {
-            matcher.matches(root, 0, &mut |end| end == len)
-        } else {
-            matcher.matches(root, offset, &mut |_| true)
-        };
-        return found && !matcher.exhausted;
+        if fullmatch {
+            let found = matcher.matches(root, 0, &mut |end| end == len);
+            return found && !matcher.exhausted;
+        }
+        // A look-behind's body generated in place comes before the match it
+        // allows (`(?<=a)b` gives "ab", matched from "b"): any match that
+        // starts in the draft will do, as Python's search would find one.
+        // The starts share one matcher, so one budget.
+        for start in offset..=offset + draft.text.len() {
+            matcher.captures = vec![None; draft.captures.len()];
+            if matcher.matches(root, start, &mut |_| true) {
+                return !matcher.exhausted;
+            }
+            if matcher.exhausted {
+                return false;
+            }
+        }
+        return false;
     }
     draft.checks.iter().all(|check| match check {
         Check::Anchor { at, anchor } => anchor.holds(&text, at + offset),
-        Check::Look { at, node, captures } => {
-            let mut matcher = Matcher::new(&text, shift(captures));
-            let holds = matcher.matches(node, at + offset, &mut |_| true);
-            holds && !matcher.exhausted
-        }
+        Check::Look { at, node, captures } => look_holds(&text, node, at + offset, shift(captures)),
         Check::Atomic {
             start,
             end,
@@ -274,4 +300,12 @@ pub(super) fn verify(
             !matcher.exhausted && first == Some(end + offset) && matcher.captures == shift(after)
         }
     })
+}
+
+/// Whether the look-around `node` holds at `at` in `text` with `captures`.
+/// Giving up (the matcher's budget) counts as no.
+fn look_holds(text: &[u32], node: &Node, at: usize, captures: Captures) -> bool {
+    let mut matcher = Matcher::new(text, captures);
+    let holds = matcher.matches(node, at, &mut |_| true);
+    holds && !matcher.exhausted
 }
