@@ -266,7 +266,7 @@ fn ternary_tree() -> gs::BoxedGenerator<usize> {
 fn a_recursive_generator_that_may_not_end_is_rejected_instead_of_overflowing_the_stack() {
     let mut heights = Vec::new();
     let settings = settings(12)
-        .test_cases(100)
+        .test_cases(30)
         .suppress_health_check([geist::HealthCheck::FilterTooMuch]);
     check(settings, |tc: &mut TestCase| {
         heights.push(tc.draw(ternary_tree()));
