@@ -861,10 +861,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                         &link.spans,
                         &mut source,
                     )
-                    .filter(|choices| {
-                        !self.tree.prefix_is_exhausted(choices)
-                            && !self.tree.replay_is_known(choices)
-                    })
+                    .filter(|choices| !self.tree.runs_nothing_new(choices))
                 });
                 if mutation.is_none()
                     && let Some(link) = chain.take()

@@ -1093,7 +1093,12 @@ impl DataTree {
     /// or one under which everything has run): a test case starting with it
     /// explores nothing new.
     pub fn prefix_is_exhausted(&self, prefix: &[ChoiceValue]) -> bool {
-        let mut at = Position::at(0);
+        self.exhausted_along(Position::at(0), prefix)
+    }
+
+    /// [`DataTree::prefix_is_exhausted`] for the rest of a prefix, from
+    /// position `at` on.
+    fn exhausted_along(&self, mut at: Position, prefix: &[ChoiceValue]) -> bool {
         for value in prefix {
             let known = self.known(at);
             if known.exhausted {
@@ -1244,7 +1249,17 @@ impl DataTree {
     /// How many choices replaying `choices` makes, when the replay is known
     /// ([`DataTree::replay_is_known`]).
     pub fn known_replay_length(&self, choices: &[ChoiceValue]) -> Option<usize> {
-        let (mut at, mut i) = (Position::at(0), 0usize);
+        self.known_replay_from(Position::at(0), 0, choices)
+    }
+
+    /// [`DataTree::known_replay_length`] of a replay at position `at`
+    /// after its first `i` choices.
+    fn known_replay_from(
+        &self,
+        mut at: Position,
+        mut i: usize,
+        choices: &[ChoiceValue],
+    ) -> Option<usize> {
         loop {
             if self.known(at).ends_here {
                 // A deterministic test always ends here after these choices;
@@ -1252,6 +1267,80 @@ impl DataTree {
                 return (self.child_count(at) == 0).then_some(i);
             }
             at = self.replay_step(at, choices.get(i))?;
+            i += 1;
+        }
+    }
+
+    /// Whether a test case starting with `choices` would run nothing new:
+    /// they lead to an exhausted node ([`DataTree::prefix_is_exhausted`])
+    /// or replaying them is known ([`DataTree::replay_is_known`]). The
+    /// same answer as asking both, in one walk of the tree while the two
+    /// walks follow the same path (they part only at a value the choice
+    /// does not permit, or where the tree knows less), and along a tail
+    /// without building its positions' [`Known`]s: a run checks each
+    /// mutation it makes, a whole test case long.
+    pub fn runs_nothing_new(&self, choices: &[ChoiceValue]) -> bool {
+        let (mut at, mut i) = (Position::at(0), 0usize);
+        loop {
+            if let Some((tail, start)) = self.tail_of(at.node) {
+                // Inside a tail nothing ends and nothing is unknown: a forced
+                // choice goes on, a free one goes on when the value permitted
+                // there is the tail's (another permitted value is a child no
+                // test case made: neither walk knows it).
+                let mut index = start + at.offset;
+                while index < tail.len && i < choices.len() {
+                    if index >= tail.exhausted_from {
+                        return true;
+                    }
+                    let word = (tail.base + index) as usize;
+                    let kind = self.tail_kinds[word];
+                    if kind & FORCED == 0 {
+                        let value = &choices[i];
+                        if !self.constraints[(kind & ID_MASK) as usize].permits(value) {
+                            break;
+                        }
+                        if !self.tail_value_is(word, value) {
+                            return false;
+                        }
+                    }
+                    index += 1;
+                    at.offset += 1;
+                    i += 1;
+                }
+            }
+            let known = self.known(at);
+            let Some(value) = choices.get(i) else {
+                return known.exhausted || self.known_replay_from(at, i, choices).is_some();
+            };
+            if known.exhausted {
+                return true;
+            }
+            if known.ends_here {
+                return self.child_count(at) == 0 || self.exhausted_along(at, &choices[i..]);
+            }
+            let constraints = self.constraints.get(known.constraints as usize);
+            let next = match (known.forcing, constraints) {
+                (Forcing::Forced, Some(_)) => self.only_child(at).map(|(_, child)| child),
+                (Forcing::Free, Some(c)) if c.permits(value) => self.child(at, value),
+                _ => {
+                    // The walks part here: each goes on alone.
+                    let replay = self
+                        .replay_step(at, Some(value))
+                        .and_then(|next| self.known_replay_from(next, i + 1, choices));
+                    if replay.is_some() {
+                        return true;
+                    }
+                    let next = match known.forcing {
+                        Forcing::Forced => self.only_child(at).map(|(_, child)| child),
+                        _ => self.child(at, value),
+                    };
+                    return next.is_some_and(|next| self.exhausted_along(next, &choices[i + 1..]));
+                }
+            };
+            match next {
+                Some(next) => at = next,
+                None => return false,
+            }
             i += 1;
         }
     }
@@ -1730,6 +1819,21 @@ mod tests {
                     query.truncate(keep);
                     if source.chance(0.5) {
                         query.push(ChoiceValue::Integer(source.below(3) as i128));
+                    }
+                    // Also with another value (perhaps a misfit) partway.
+                    let mut changed = query.clone();
+                    if !changed.is_empty() {
+                        let at = source.below(changed.len() as u64) as usize;
+                        changed[at] = ChoiceValue::Integer(source.below(5) as i128);
+                    }
+                    for tree in [&compressed, &plain] {
+                        for query in [&query, &changed] {
+                            assert_eq!(
+                                tree.runs_nothing_new(query),
+                                tree.prefix_is_exhausted(query) || tree.replay_is_known(query),
+                                "seed {seed} step {step} {query:?}"
+                            );
+                        }
                     }
                     assert_eq!(
                         compressed.replay_is_known(&query),
