@@ -142,6 +142,9 @@ pub struct TestData {
     pub stamped: bool,
     /// Recently drawn integers, reused now and then to provoke equal-value bugs.
     recent_integers: Vec<i128>,
+    /// An empty vector for the next [`Collection`] that keeps copy sources
+    /// (a finished collection leaves its own here for the next).
+    spare_copy_sources: Vec<(usize, usize)>,
 }
 
 /// Empty vectors, with their capacity, that a finished test case passes on
@@ -153,6 +156,10 @@ pub struct Buffers {
     open_spans: Vec<usize>,
     open_labels: OpenLabels,
     recent_integers: Vec<i128>,
+    splice: std::collections::VecDeque<ChoiceValue>,
+    spare_copy_sources: Vec<(usize, usize)>,
+    /// The finished test case's prefix, for the next one's.
+    pub(crate) prefix: Vec<ChoiceValue>,
 }
 
 /// How many open spans carry each label: whether a span opens inside one
@@ -271,6 +278,7 @@ impl TestData {
             too_deep: false,
             stamped: false,
             recent_integers: Vec::new(),
+            spare_copy_sources: Vec::new(),
         }
     }
 
@@ -285,24 +293,38 @@ impl TestData {
             open_spans: std::mem::take(&mut self.open_spans),
             open_labels: std::mem::take(&mut self.open_labels),
             recent_integers: std::mem::take(&mut self.recent_integers),
+            splice: std::mem::take(&mut self.splice),
+            spare_copy_sources: std::mem::take(&mut self.spare_copy_sources),
+            prefix: std::mem::take(&mut self.prefix),
         };
         buffers.nodes.clear();
         buffers.spans.clear();
         buffers.open_spans.clear();
         buffers.open_labels.clear();
         buffers.recent_integers.clear();
+        buffers.splice.clear();
+        buffers.spare_copy_sources.clear();
+        buffers.prefix.clear();
         buffers
     }
 
     /// Writes this test case's choices and spans into `buffers` (from
-    /// [`TestData::take_buffers`]); only before it has made any.
+    /// [`TestData::take_buffers`]); only before it has made any. The
+    /// test case keeps its own prefix ([`Buffers::prefix`] is for the
+    /// caller to build the next prefix in).
     pub fn reuse_buffers(&mut self, buffers: Buffers) {
-        if self.nodes.is_empty() && self.spans.is_empty() && self.recent_integers.is_empty() {
+        if self.nodes.is_empty()
+            && self.spans.is_empty()
+            && self.recent_integers.is_empty()
+            && self.splice.is_empty()
+        {
             self.nodes = buffers.nodes;
             self.spans = buffers.spans;
             self.open_spans = buffers.open_spans;
             self.open_labels = buffers.open_labels;
             self.recent_integers = buffers.recent_integers;
+            self.splice = buffers.splice;
+            self.spare_copy_sources = buffers.spare_copy_sources;
         }
     }
 
@@ -344,16 +366,6 @@ impl TestData {
         match &mut self.mode {
             Mode::Generate(s) => Some(s),
             Mode::Replay | Mode::ReplayFar => None,
-        }
-    }
-
-    /// Generates `values` next, in order, as long as each fits the choice
-    /// it is offered to (only while generating; a prefix still takes
-    /// precedence over them, position by position). The values are recorded
-    /// as ordinary choices, so shrinking treats them like any.
-    fn splice(&mut self, values: Vec<ChoiceValue>) {
-        if self.source().is_some() {
-            self.splice = values.into();
         }
     }
 
@@ -811,8 +823,13 @@ impl Collection {
             data.record_span(labels::COLLECTION_ELEMENT, start, end);
             if start < end && self.elements.len() < MAX_COPY_SOURCES {
                 if self.elements.is_empty() {
-                    // Fewer regrowths than from the default of four, and
-                    // none for the elements a minimum size promises.
+                    // The vector an earlier collection left (without its
+                    // allocation, fewer regrowths than from the default of
+                    // four, and none for the elements a minimum size
+                    // promises).
+                    if self.elements.capacity() == 0 {
+                        self.elements = std::mem::take(&mut data.spare_copy_sources);
+                    }
                     self.elements
                         .reserve(self.min_size.clamp(16, MAX_COPY_SOURCES));
                 }
@@ -835,11 +852,13 @@ impl Collection {
             return;
         }
         let (start, end) = self.elements[source.below(self.elements.len() as u64) as usize];
-        let values = data.nodes[start..end]
-            .iter()
-            .map(|n| n.value.clone())
-            .collect();
-        data.splice(values);
+        // Generated next, in order, as long as each fits the choice it is
+        // offered to (a prefix still takes precedence over them, position
+        // by position); recorded as ordinary choices, so shrinking treats
+        // them like any.
+        data.splice.clear();
+        data.splice
+            .extend(data.nodes[start..end].iter().map(|n| n.value.clone()));
     }
 
     /// Sizes that vary over orders of magnitude find more bugs than sizes that
@@ -910,6 +929,12 @@ impl Collection {
             self.maybe_copy_element(data);
         } else {
             self.finished = true;
+            // Its copy sources are done with: the vector goes to the next
+            // collection.
+            if self.elements.capacity() > data.spare_copy_sources.capacity() {
+                self.elements.clear();
+                data.spare_copy_sources = std::mem::take(&mut self.elements);
+            }
         }
         Ok(more)
     }

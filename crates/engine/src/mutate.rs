@@ -29,6 +29,9 @@ pub struct MutationScratch {
     groups: Vec<(usize, usize)>,
     /// Indices of the choices not forced.
     free: Vec<usize>,
+    /// A vector for the next mutation's choices (a caller that drops a
+    /// mutation may put its vector back here).
+    pub spare: Vec<ChoiceValue>,
 }
 
 /// Choices for a test case like `nodes` but with one span's (or one
@@ -57,6 +60,7 @@ pub fn copy_onto_equal_label_with(
         members,
         groups,
         free,
+        spare,
     } = scratch;
     members.clear();
     members.extend(
@@ -118,7 +122,9 @@ pub fn copy_onto_equal_label_with(
         {
             continue;
         }
-        let mut out = Vec::with_capacity(nodes.len());
+        let mut out = std::mem::take(spare);
+        out.clear();
+        out.reserve(nodes.len());
         for range in [
             &nodes[..first.0],
             replacement,

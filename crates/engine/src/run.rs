@@ -776,7 +776,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mut source = self.source.split();
             let mutated = mutation.take();
             let is_mutation = mutated.is_some();
-            let prefix = mutated.unwrap_or_else(|| self.tree.novel_prefix(&mut source));
+            let prefix = mutated.unwrap_or_else(|| {
+                let mut prefix = std::mem::take(&mut self.buffers.prefix);
+                self.tree.novel_prefix_into(&mut source, &mut prefix);
+                prefix
+            });
             // While test cases are kept small, a novel prefix first runs with
             // the simplest values after it, as Hypothesis does (its estimate
             // of the smallest test case from that prefix): each new value
@@ -854,15 +858,24 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             }
             if let Some(link) = &chain {
                 let mut source = self.source.split();
-                mutation = (0..MUTATION_FAILURES).find_map(|_| {
-                    crate::mutate::copy_onto_equal_label_with(
+                // The first of a few tries that runs something new; the
+                // vectors of the others go back to the scratch.
+                for _ in 0..MUTATION_FAILURES {
+                    let Some(choices) = crate::mutate::copy_onto_equal_label_with(
                         &mut scratch,
                         &link.nodes,
                         &link.spans,
                         &mut source,
-                    )
-                    .filter(|choices| !self.tree.runs_nothing_new(choices))
-                });
+                    ) else {
+                        continue;
+                    };
+                    if self.tree.runs_nothing_new(&choices) {
+                        scratch.spare = choices;
+                    } else {
+                        mutation = Some(choices);
+                        break;
+                    }
+                }
                 if mutation.is_none()
                     && let Some(link) = chain.take()
                 {
@@ -900,6 +913,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 return;
             }
             self.buffers = data.take_buffers();
+            // A mutation runs next, in a vector of its own: this test
+            // case's prefix vector is the one its next mutation may take.
+            if mutation.is_some() && scratch.spare.capacity() == 0 {
+                scratch.spare = std::mem::take(&mut self.buffers.prefix);
+            }
         }
     }
 

@@ -1123,16 +1123,24 @@ impl DataTree {
     /// where the tree knows nothing, or cannot avoid an exhausted branch).
     /// Forced choices are followed as they were made.
     pub fn novel_prefix(&self, source: &mut Source) -> Vec<ChoiceValue> {
-        const DRAWS: usize = 10;
         let mut prefix = Vec::new();
+        self.novel_prefix_into(source, &mut prefix);
+        prefix
+    }
+
+    /// [`DataTree::novel_prefix`], written into `prefix` (emptied first):
+    /// a run passes each test case's prefix vector on to the next.
+    pub fn novel_prefix_into(&self, source: &mut Source, prefix: &mut Vec<ChoiceValue>) {
+        const DRAWS: usize = 10;
+        prefix.clear();
         let mut at = Position::at(0);
         loop {
             let known = self.known(at);
             if known.exhausted || known.ends_here {
-                return prefix;
+                return;
             }
             let Some(constraints) = self.constraints.get(known.constraints as usize) else {
-                return prefix;
+                return;
             };
             match known.forcing {
                 Forcing::Forced => match self.only_child(at) {
@@ -1140,7 +1148,7 @@ impl DataTree {
                         prefix.push(value.into_owned());
                         at = child;
                     }
-                    None => return prefix,
+                    None => return,
                 },
                 Forcing::Free => {
                     // The drawn value with its child, looked up once: a node
@@ -1164,15 +1172,15 @@ impl DataTree {
                         })
                     });
                     let Some((value, next)) = chosen else {
-                        return prefix;
+                        return;
                     };
                     prefix.push(value);
                     match next {
                         Some(child) => at = child,
-                        None => return prefix,
+                        None => return,
                     }
                 }
-                Forcing::Unknown | Forcing::Mixed => return prefix,
+                Forcing::Unknown | Forcing::Mixed => return,
             }
         }
     }
