@@ -147,21 +147,6 @@ pub struct TestData {
     spare_copy_sources: Vec<(usize, usize)>,
 }
 
-/// Empty vectors, with their capacity, that a finished test case passes on
-/// to the next ([`TestData::take_buffers`]).
-#[derive(Debug, Default)]
-pub struct Buffers {
-    nodes: Vec<ChoiceNode>,
-    spans: Vec<Span>,
-    open_spans: Vec<usize>,
-    open_labels: OpenLabels,
-    recent_integers: Vec<i128>,
-    splice: std::collections::VecDeque<ChoiceValue>,
-    spare_copy_sources: Vec<(usize, usize)>,
-    /// The finished test case's prefix, for the next one's.
-    pub(crate) prefix: Vec<ChoiceValue>,
-}
-
 /// How many open spans carry each label: whether a span opens inside one
 /// with its label is one lookup, however deep the spans nest (a scan of
 /// the open spans made deep recursive values quadratic).
@@ -233,6 +218,16 @@ pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
 /// as hegel-core lifts both for `single_test_case`.
 pub const DEFAULT_MAX_LENGTH: usize = 8 * 1024;
 
+/// The largest serialized size of a test case with a budget of
+/// `max_choices` choices (see [`DEFAULT_MAX_LENGTH`]).
+fn max_length_for(max_choices: usize) -> usize {
+    if max_choices > DEFAULT_MAX_CHOICES {
+        usize::MAX
+    } else {
+        DEFAULT_MAX_LENGTH
+    }
+}
+
 impl TestData {
     /// A test case that replays `prefix` then generates at random from `source`.
     pub fn generating(prefix: Vec<ChoiceValue>, source: Source, max_choices: usize) -> TestData {
@@ -265,11 +260,7 @@ impl TestData {
             sized_recursions: Vec::new(),
             max_choices,
             length: 0,
-            max_length: if max_choices > DEFAULT_MAX_CHOICES {
-                usize::MAX
-            } else {
-                DEFAULT_MAX_LENGTH
-            },
+            max_length: max_length_for(max_choices),
             status: None,
             origin: None,
             target_observations: Vec::new(),
@@ -282,50 +273,74 @@ impl TestData {
         }
     }
 
-    /// Takes this test case's choice and span vectors, emptied, for another
-    /// test case to write into ([`TestData::reuse_buffers`]). A run that
-    /// passes them on writes each test case's choices into memory that is
-    /// already in cache, instead of growing fresh vectors every time.
-    pub fn take_buffers(&mut self) -> Buffers {
-        let mut buffers = Buffers {
-            nodes: std::mem::take(&mut self.nodes),
-            spans: std::mem::take(&mut self.spans),
-            open_spans: std::mem::take(&mut self.open_spans),
-            open_labels: std::mem::take(&mut self.open_labels),
-            recent_integers: std::mem::take(&mut self.recent_integers),
-            splice: std::mem::take(&mut self.splice),
-            spare_copy_sources: std::mem::take(&mut self.spare_copy_sources),
-            prefix: std::mem::take(&mut self.prefix),
-        };
-        buffers.nodes.clear();
-        buffers.spans.clear();
-        buffers.open_spans.clear();
-        buffers.open_labels.clear();
-        buffers.recent_integers.clear();
-        buffers.splice.clear();
-        buffers.spare_copy_sources.clear();
-        buffers.prefix.clear();
-        buffers
+    /// Makes this test case a new one that replays `prefix` then generates
+    /// at random from `source` (what [`TestData::generating`] makes), in
+    /// place: its vectors keep their allocations, so a run that restarts
+    /// one test case for each it generates writes their choices into
+    /// memory already in cache, and moves and frees nothing. Returns the
+    /// old prefix's vector, emptied.
+    pub fn restart_generating(
+        &mut self,
+        prefix: Vec<ChoiceValue>,
+        source: Source,
+        max_choices: usize,
+    ) -> Vec<ChoiceValue> {
+        // Every field, so that one added later is not forgotten here.
+        let TestData {
+            prefix: old_prefix,
+            mode,
+            splice,
+            nodes,
+            spans,
+            open_spans,
+            open_labels,
+            recursion_depth,
+            generator_recursion_depth,
+            sized_recursions,
+            max_choices: old_max_choices,
+            length,
+            max_length,
+            status,
+            origin,
+            target_observations,
+            misaligned,
+            draw_seconds,
+            too_deep,
+            stamped,
+            recent_integers,
+            spare_copy_sources: _,
+        } = self;
+        let mut old_prefix = std::mem::replace(old_prefix, prefix);
+        old_prefix.clear();
+        *mode = Mode::Generate(source);
+        splice.clear();
+        nodes.clear();
+        spans.clear();
+        open_spans.clear();
+        open_labels.clear();
+        *recursion_depth = 0;
+        *generator_recursion_depth = 0;
+        sized_recursions.clear();
+        *old_max_choices = max_choices;
+        *length = 0;
+        *max_length = max_length_for(max_choices);
+        *status = None;
+        *origin = None;
+        target_observations.clear();
+        *misaligned = false;
+        *draw_seconds = 0.0;
+        *too_deep = false;
+        *stamped = false;
+        recent_integers.clear();
+        old_prefix
     }
 
-    /// Writes this test case's choices and spans into `buffers` (from
-    /// [`TestData::take_buffers`]); only before it has made any. The
-    /// test case keeps its own prefix ([`Buffers::prefix`] is for the
-    /// caller to build the next prefix in).
-    pub fn reuse_buffers(&mut self, buffers: Buffers) {
-        if self.nodes.is_empty()
-            && self.spans.is_empty()
-            && self.recent_integers.is_empty()
-            && self.splice.is_empty()
-        {
-            self.nodes = buffers.nodes;
-            self.spans = buffers.spans;
-            self.open_spans = buffers.open_spans;
-            self.open_labels = buffers.open_labels;
-            self.recent_integers = buffers.recent_integers;
-            self.splice = buffers.splice;
-            self.spare_copy_sources = buffers.spare_copy_sources;
-        }
+    /// Takes the prefix's vector, emptied (for the caller to build the next
+    /// test case's prefix in).
+    pub fn take_prefix(&mut self) -> Vec<ChoiceValue> {
+        let mut prefix = std::mem::take(&mut self.prefix);
+        prefix.clear();
+        prefix
     }
 
     /// The choice values made so far (what replays this test case).

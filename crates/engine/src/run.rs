@@ -11,7 +11,7 @@
 //! run then does.
 
 use crate::choice::{ChoiceNode, ChoiceValue, sequence_cmp};
-use crate::data::{Buffers, DEFAULT_MAX_CHOICES, Span, Status, TestData};
+use crate::data::{DEFAULT_MAX_CHOICES, Span, Status, TestData};
 use crate::database::{ExampleDatabase, KeyedDatabase};
 use crate::health::{
     Counts, Flakiness, HealthCheck, HealthCheckFailure, HealthMonitor, StopReason,
@@ -256,8 +256,6 @@ struct Runner<'s, 't, 'd> {
     small_overruns: u64,
     small_overruns_in_a_row: u32,
     health: HealthMonitor,
-    /// The last generated test case's vectors, for the next to reuse.
-    buffers: Buffers,
     /// Origins of failures found while exploring, not yet checked.
     unchecked: Vec<String>,
     /// The replays each failure has had, by origin.
@@ -366,7 +364,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 settings.max_choices,
                 settings.too_slow_seconds,
             ),
-            buffers: Buffers::default(),
             unchecked: Vec::new(),
             replays: HashMap::new(),
         }
@@ -751,6 +748,8 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         // The vectors of the last chain that ended, for the next to take.
         let mut spare: Option<(Vec<ChoiceNode>, Vec<Span>)> = None;
         let mut scratch = crate::mutate::MutationScratch::default();
+        // Each generated test case restarts the last one, in its vectors.
+        let mut data = TestData::replaying(Vec::new(), 0);
         while self.should_generate_more() && self.within_invalid_budget() {
             if !self.targets.is_empty()
                 && !self.optimised
@@ -777,7 +776,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mutated = mutation.take();
             let is_mutation = mutated.is_some();
             let prefix = mutated.unwrap_or_else(|| {
-                let mut prefix = std::mem::take(&mut self.buffers.prefix);
+                let mut prefix = data.take_prefix();
                 self.tree.novel_prefix_into(&mut source, &mut prefix);
                 prefix
             });
@@ -807,11 +806,14 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                     break;
                 }
             }
-            let mut data = TestData::generating(prefix, source, max_choices);
+            let old_prefix = data.restart_generating(prefix, source, max_choices);
+            // A mutation's prefix left a vector for the next mutation.
+            if scratch.spare.capacity() == 0 {
+                scratch.spare = old_prefix;
+            }
             // Under nondeterministic handling a failure may be reported
             // unconfirmed, from the test case that found it.
             data.stamped = self.nondeterministic();
-            data.reuse_buffers(std::mem::take(&mut self.buffers));
             self.execute(&mut data);
             // Mutations come in chains, as Hypothesis' do: a generated test
             // case (valid or invalid) starts one half the time; a mutation
@@ -911,12 +913,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             if let Some(failure) = self.health.after_generated(&data, small_overrun, counts) {
                 self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
-            }
-            self.buffers = data.take_buffers();
-            // A mutation runs next, in a vector of its own: this test
-            // case's prefix vector is the one its next mutation may take.
-            if mutation.is_some() && scratch.spare.capacity() == 0 {
-                scratch.spare = std::mem::take(&mut self.buffers.prefix);
             }
         }
     }
