@@ -860,11 +860,13 @@ impl DataTree {
         // swarm flags, the rule's draws): the last eight kinds are looked up
         // without building their keys (with whether they permit one value
         // only).
-        let mut last: [Option<(&Constraints, ConstraintsId, bool)>; 8] = [None; 8];
+        // Only the first `known` entries of `last` hold kinds.
+        const UNUSED: &Constraints = &Constraints::Boolean { p: 0.0 };
+        let mut last: [(&Constraints, ConstraintsId, bool); 8] = [(UNUSED, UNKNOWN, false); 8];
+        let mut known = 0;
         for (i, node) in nodes.iter().enumerate() {
-            let (id, single_valued) = match last
+            let (id, single_valued) = match last[..known]
                 .iter()
-                .flatten()
                 .find(|(c, _, _)| exactly_equal(c, &node.constraints))
             {
                 Some(&(_, id, single_valued)) => (id, single_valued),
@@ -872,7 +874,8 @@ impl DataTree {
                     let id = self.intern(&node.constraints);
                     let single_valued = self.single_valued[id as usize];
                     last.rotate_right(1);
-                    last[0] = Some((&node.constraints, id, single_valued));
+                    last[0] = (&node.constraints, id, single_valued);
+                    known = (known + 1).min(last.len());
                     (id, single_valued)
                 }
             };
@@ -971,12 +974,14 @@ impl DataTree {
                 },
                 (other, _) => other,
             };
-            match self.constraints_of(Position::at(at)) {
-                Some(previous) if !same_kind(previous, &node.constraints) && i >= streams_from => {
+            // A node owning no tail: its constraints are its own.
+            match self.constraints.get(self.node(at).constraints as usize) {
+                Some(previous) if same_kind(previous, &node.constraints) => {}
+                Some(_) if i >= streams_from => {
                     self.node_mut(at).forcing = Forcing::Mixed;
                     return Ok(true);
                 }
-                Some(previous) if !same_kind(previous, &node.constraints) => {
+                Some(previous) => {
                     return Err(format!(
                         "choice {} asked for {} where an earlier test case with the same earlier choices asked for {}",
                         i + 1,
@@ -984,7 +989,6 @@ impl DataTree {
                         describe(previous)
                     ));
                 }
-                Some(_) => {}
                 None => {
                     let id = self.intern(&node.constraints);
                     self.node_mut(at).constraints = id;
