@@ -142,17 +142,9 @@ pub struct TestData {
     pub stamped: bool,
     /// Recently drawn integers, reused now and then to provoke equal-value bugs.
     recent_integers: Vec<i128>,
-}
-
-/// Empty vectors, with their capacity, that a finished test case passes on
-/// to the next ([`TestData::take_buffers`]).
-#[derive(Debug, Default)]
-pub struct Buffers {
-    nodes: Vec<ChoiceNode>,
-    spans: Vec<Span>,
-    open_spans: Vec<usize>,
-    open_labels: OpenLabels,
-    recent_integers: Vec<i128>,
+    /// An empty vector for the next [`Collection`] that keeps copy sources
+    /// (a finished collection leaves its own here for the next).
+    spare_copy_sources: Vec<(usize, usize)>,
 }
 
 /// How many open spans carry each label: whether a span opens inside one
@@ -226,6 +218,16 @@ pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
 /// as hegel-core lifts both for `single_test_case`.
 pub const DEFAULT_MAX_LENGTH: usize = 8 * 1024;
 
+/// The largest serialized size of a test case with a budget of
+/// `max_choices` choices (see [`DEFAULT_MAX_LENGTH`]).
+fn max_length_for(max_choices: usize) -> usize {
+    if max_choices > DEFAULT_MAX_CHOICES {
+        usize::MAX
+    } else {
+        DEFAULT_MAX_LENGTH
+    }
+}
+
 impl TestData {
     /// A test case that replays `prefix` then generates at random from `source`.
     pub fn generating(prefix: Vec<ChoiceValue>, source: Source, max_choices: usize) -> TestData {
@@ -258,11 +260,7 @@ impl TestData {
             sized_recursions: Vec::new(),
             max_choices,
             length: 0,
-            max_length: if max_choices > DEFAULT_MAX_CHOICES {
-                usize::MAX
-            } else {
-                DEFAULT_MAX_LENGTH
-            },
+            max_length: max_length_for(max_choices),
             status: None,
             origin: None,
             target_observations: Vec::new(),
@@ -271,39 +269,78 @@ impl TestData {
             too_deep: false,
             stamped: false,
             recent_integers: Vec::new(),
+            spare_copy_sources: Vec::new(),
         }
     }
 
-    /// Takes this test case's choice and span vectors, emptied, for another
-    /// test case to write into ([`TestData::reuse_buffers`]). A run that
-    /// passes them on writes each test case's choices into memory that is
-    /// already in cache, instead of growing fresh vectors every time.
-    pub fn take_buffers(&mut self) -> Buffers {
-        let mut buffers = Buffers {
-            nodes: std::mem::take(&mut self.nodes),
-            spans: std::mem::take(&mut self.spans),
-            open_spans: std::mem::take(&mut self.open_spans),
-            open_labels: std::mem::take(&mut self.open_labels),
-            recent_integers: std::mem::take(&mut self.recent_integers),
-        };
-        buffers.nodes.clear();
-        buffers.spans.clear();
-        buffers.open_spans.clear();
-        buffers.open_labels.clear();
-        buffers.recent_integers.clear();
-        buffers
+    /// Makes this test case a new one that replays `prefix` then generates
+    /// at random from `source` (what [`TestData::generating`] makes), in
+    /// place: its vectors keep their allocations, so a run that restarts
+    /// one test case for each it generates writes their choices into
+    /// memory already in cache, and moves and frees nothing. Returns the
+    /// old prefix's vector, emptied.
+    pub fn restart_generating(
+        &mut self,
+        prefix: Vec<ChoiceValue>,
+        source: Source,
+        max_choices: usize,
+    ) -> Vec<ChoiceValue> {
+        // Every field, so that one added later is not forgotten here.
+        let TestData {
+            prefix: old_prefix,
+            mode,
+            splice,
+            nodes,
+            spans,
+            open_spans,
+            open_labels,
+            recursion_depth,
+            generator_recursion_depth,
+            sized_recursions,
+            max_choices: old_max_choices,
+            length,
+            max_length,
+            status,
+            origin,
+            target_observations,
+            misaligned,
+            draw_seconds,
+            too_deep,
+            stamped,
+            recent_integers,
+            spare_copy_sources: _,
+        } = self;
+        let mut old_prefix = std::mem::replace(old_prefix, prefix);
+        old_prefix.clear();
+        *mode = Mode::Generate(source);
+        splice.clear();
+        nodes.clear();
+        spans.clear();
+        open_spans.clear();
+        open_labels.clear();
+        *recursion_depth = 0;
+        *generator_recursion_depth = 0;
+        sized_recursions.clear();
+        *old_max_choices = max_choices;
+        *length = 0;
+        *max_length = max_length_for(max_choices);
+        *status = None;
+        *origin = None;
+        target_observations.clear();
+        *misaligned = false;
+        *draw_seconds = 0.0;
+        *too_deep = false;
+        *stamped = false;
+        recent_integers.clear();
+        old_prefix
     }
 
-    /// Writes this test case's choices and spans into `buffers` (from
-    /// [`TestData::take_buffers`]); only before it has made any.
-    pub fn reuse_buffers(&mut self, buffers: Buffers) {
-        if self.nodes.is_empty() && self.spans.is_empty() && self.recent_integers.is_empty() {
-            self.nodes = buffers.nodes;
-            self.spans = buffers.spans;
-            self.open_spans = buffers.open_spans;
-            self.open_labels = buffers.open_labels;
-            self.recent_integers = buffers.recent_integers;
-        }
+    /// Takes the prefix's vector, emptied (for the caller to build the next
+    /// test case's prefix in).
+    pub fn take_prefix(&mut self) -> Vec<ChoiceValue> {
+        let mut prefix = std::mem::take(&mut self.prefix);
+        prefix.clear();
+        prefix
     }
 
     /// The choice values made so far (what replays this test case).
@@ -344,16 +381,6 @@ impl TestData {
         match &mut self.mode {
             Mode::Generate(s) => Some(s),
             Mode::Replay | Mode::ReplayFar => None,
-        }
-    }
-
-    /// Generates `values` next, in order, as long as each fits the choice
-    /// it is offered to (only while generating; a prefix still takes
-    /// precedence over them, position by position). The values are recorded
-    /// as ordinary choices, so shrinking treats them like any.
-    fn splice(&mut self, values: Vec<ChoiceValue>) {
-        if self.source().is_some() {
-            self.splice = values.into();
         }
     }
 
@@ -811,8 +838,13 @@ impl Collection {
             data.record_span(labels::COLLECTION_ELEMENT, start, end);
             if start < end && self.elements.len() < MAX_COPY_SOURCES {
                 if self.elements.is_empty() {
-                    // Fewer regrowths than from the default of four, and
-                    // none for the elements a minimum size promises.
+                    // The vector an earlier collection left (without its
+                    // allocation, fewer regrowths than from the default of
+                    // four, and none for the elements a minimum size
+                    // promises).
+                    if self.elements.capacity() == 0 {
+                        self.elements = std::mem::take(&mut data.spare_copy_sources);
+                    }
                     self.elements
                         .reserve(self.min_size.clamp(16, MAX_COPY_SOURCES));
                 }
@@ -835,11 +867,13 @@ impl Collection {
             return;
         }
         let (start, end) = self.elements[source.below(self.elements.len() as u64) as usize];
-        let values = data.nodes[start..end]
-            .iter()
-            .map(|n| n.value.clone())
-            .collect();
-        data.splice(values);
+        // Generated next, in order, as long as each fits the choice it is
+        // offered to (a prefix still takes precedence over them, position
+        // by position); recorded as ordinary choices, so shrinking treats
+        // them like any.
+        data.splice.clear();
+        data.splice
+            .extend(data.nodes[start..end].iter().map(|n| n.value.clone()));
     }
 
     /// Sizes that vary over orders of magnitude find more bugs than sizes that
@@ -910,6 +944,12 @@ impl Collection {
             self.maybe_copy_element(data);
         } else {
             self.finished = true;
+            // Its copy sources are done with: the vector goes to the next
+            // collection.
+            if self.elements.capacity() > data.spare_copy_sources.capacity() {
+                self.elements.clear();
+                data.spare_copy_sources = std::mem::take(&mut self.elements);
+            }
         }
         Ok(more)
     }

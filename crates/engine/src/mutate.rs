@@ -29,6 +29,11 @@ pub struct MutationScratch {
     groups: Vec<(usize, usize)>,
     /// Indices of the choices not forced.
     free: Vec<usize>,
+    /// Those of `free` alike one of them (drawn).
+    alike: Vec<usize>,
+    /// A vector for the next mutation's choices (a caller that drops a
+    /// mutation may put its vector back here).
+    pub spare: Vec<ChoiceValue>,
 }
 
 /// Choices for a test case like `nodes` but with one span's (or one
@@ -57,6 +62,8 @@ pub fn copy_onto_equal_label_with(
         members,
         groups,
         free,
+        alike,
+        spare,
     } = scratch;
     members.clear();
     members.extend(
@@ -80,29 +87,30 @@ pub fn copy_onto_equal_label_with(
     free.extend((0..limit).filter(|&i| !nodes[i].forced));
     let (members, groups, free): (&[_], &[_], &[usize]) = (members, groups, free);
     for _ in 0..TRIES {
-        let pair = if !groups.is_empty() && (free.len() < 2 || source.chance(0.5)) {
-            let (first, len) = groups[source.below(groups.len() as u64) as usize];
-            let group = &members[first..first + len];
-            let a = source.below(group.len() as u64) as usize;
-            let mut b = source.below(group.len() as u64 - 1) as usize;
-            if b >= a {
-                b += 1;
-            }
-            let range = |(_, _, start, end): (u64, usize, usize, usize)| (start, end);
-            Some((range(group[a]), range(group[b])))
-        } else if free.len() >= 2 {
-            let i = free[source.below(free.len() as u64) as usize];
-            let alike =
-                |j: &&usize| **j != i && same_kind(&nodes[i].constraints, &nodes[**j].constraints);
-            let count = free.iter().filter(alike).count();
-            (count > 0).then(|| {
-                let k = source.below(count as u64) as usize;
-                let j = free.iter().filter(alike).nth(k).copied().unwrap_or(i);
-                ((i, i + 1), (j, j + 1))
-            })
-        } else {
-            None
-        };
+        let pair =
+            if !groups.is_empty() && (free.len() < 2 || source.chance(0.5)) {
+                let (first, len) = groups[source.below(groups.len() as u64) as usize];
+                let group = &members[first..first + len];
+                let a = source.below(group.len() as u64) as usize;
+                let mut b = source.below(group.len() as u64 - 1) as usize;
+                if b >= a {
+                    b += 1;
+                }
+                let range = |(_, _, start, end): (u64, usize, usize, usize)| (start, end);
+                Some((range(group[a]), range(group[b])))
+            } else if free.len() >= 2 {
+                let i = free[source.below(free.len() as u64) as usize];
+                alike.clear();
+                alike.extend(free.iter().copied().filter(|&j| {
+                    j != i && same_kind(&nodes[i].constraints, &nodes[j].constraints)
+                }));
+                (!alike.is_empty()).then(|| {
+                    let j = alike[source.below(alike.len() as u64) as usize];
+                    ((i, i + 1), (j, j + 1))
+                })
+            } else {
+                None
+            };
         let Some((a, b)) = pair else { continue };
         let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
         // Nested or overlapping spans cannot both take the copy.
@@ -118,7 +126,9 @@ pub fn copy_onto_equal_label_with(
         {
             continue;
         }
-        let mut out = Vec::with_capacity(nodes.len());
+        let mut out = std::mem::take(spare);
+        out.clear();
+        out.reserve(nodes.len());
         for range in [
             &nodes[..first.0],
             replacement,

@@ -11,7 +11,7 @@
 //! run then does.
 
 use crate::choice::{ChoiceNode, ChoiceValue, sequence_cmp};
-use crate::data::{Buffers, DEFAULT_MAX_CHOICES, Span, Status, TestData};
+use crate::data::{DEFAULT_MAX_CHOICES, Span, Status, TestData};
 use crate::database::{ExampleDatabase, KeyedDatabase};
 use crate::health::{
     Counts, Flakiness, HealthCheck, HealthCheckFailure, HealthMonitor, StopReason,
@@ -256,8 +256,6 @@ struct Runner<'s, 't, 'd> {
     small_overruns: u64,
     small_overruns_in_a_row: u32,
     health: HealthMonitor,
-    /// The last generated test case's vectors, for the next to reuse.
-    buffers: Buffers,
     /// Origins of failures found while exploring, not yet checked.
     unchecked: Vec<String>,
     /// The replays each failure has had, by origin.
@@ -366,7 +364,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 settings.max_choices,
                 settings.too_slow_seconds,
             ),
-            buffers: Buffers::default(),
             unchecked: Vec::new(),
             replays: HashMap::new(),
         }
@@ -751,6 +748,8 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         // The vectors of the last chain that ended, for the next to take.
         let mut spare: Option<(Vec<ChoiceNode>, Vec<Span>)> = None;
         let mut scratch = crate::mutate::MutationScratch::default();
+        // Each generated test case restarts the last one, in its vectors.
+        let mut data = TestData::replaying(Vec::new(), 0);
         while self.should_generate_more() && self.within_invalid_budget() {
             if !self.targets.is_empty()
                 && !self.optimised
@@ -776,7 +775,11 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             let mut source = self.source.split();
             let mutated = mutation.take();
             let is_mutation = mutated.is_some();
-            let prefix = mutated.unwrap_or_else(|| self.tree.novel_prefix(&mut source));
+            let prefix = mutated.unwrap_or_else(|| {
+                let mut prefix = data.take_prefix();
+                self.tree.novel_prefix_into(&mut source, &mut prefix);
+                prefix
+            });
             // While test cases are kept small, a novel prefix first runs with
             // the simplest values after it, as Hypothesis does (its estimate
             // of the smallest test case from that prefix): each new value
@@ -803,11 +806,14 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                     break;
                 }
             }
-            let mut data = TestData::generating(prefix, source, max_choices);
+            let old_prefix = data.restart_generating(prefix, source, max_choices);
+            // A mutation's prefix left a vector for the next mutation.
+            if scratch.spare.capacity() == 0 {
+                scratch.spare = old_prefix;
+            }
             // Under nondeterministic handling a failure may be reported
             // unconfirmed, from the test case that found it.
             data.stamped = self.nondeterministic();
-            data.reuse_buffers(std::mem::take(&mut self.buffers));
             self.execute(&mut data);
             // Mutations come in chains, as Hypothesis' do: a generated test
             // case (valid or invalid) starts one half the time; a mutation
@@ -854,18 +860,24 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             }
             if let Some(link) = &chain {
                 let mut source = self.source.split();
-                mutation = (0..MUTATION_FAILURES).find_map(|_| {
-                    crate::mutate::copy_onto_equal_label_with(
+                // The first of a few tries that runs something new; the
+                // vectors of the others go back to the scratch.
+                for _ in 0..MUTATION_FAILURES {
+                    let Some(choices) = crate::mutate::copy_onto_equal_label_with(
                         &mut scratch,
                         &link.nodes,
                         &link.spans,
                         &mut source,
-                    )
-                    .filter(|choices| {
-                        !self.tree.prefix_is_exhausted(choices)
-                            && !self.tree.replay_is_known(choices)
-                    })
-                });
+                    ) else {
+                        continue;
+                    };
+                    if self.tree.runs_nothing_new(&choices) {
+                        scratch.spare = choices;
+                    } else {
+                        mutation = Some(choices);
+                        break;
+                    }
+                }
                 if mutation.is_none()
                     && let Some(link) = chain.take()
                 {
@@ -902,7 +914,6 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 self.result.stop = Some(StopReason::HealthCheck(failure));
                 return;
             }
-            self.buffers = data.take_buffers();
         }
     }
 

@@ -860,11 +860,13 @@ impl DataTree {
         // swarm flags, the rule's draws): the last eight kinds are looked up
         // without building their keys (with whether they permit one value
         // only).
-        let mut last: [Option<(&Constraints, ConstraintsId, bool)>; 8] = [None; 8];
+        // Only the first `known` entries of `last` hold kinds.
+        const UNUSED: &Constraints = &Constraints::Boolean { p: 0.0 };
+        let mut last: [(&Constraints, ConstraintsId, bool); 8] = [(UNUSED, UNKNOWN, false); 8];
+        let mut known = 0;
         for (i, node) in nodes.iter().enumerate() {
-            let (id, single_valued) = match last
+            let (id, single_valued) = match last[..known]
                 .iter()
-                .flatten()
                 .find(|(c, _, _)| exactly_equal(c, &node.constraints))
             {
                 Some(&(_, id, single_valued)) => (id, single_valued),
@@ -872,7 +874,8 @@ impl DataTree {
                     let id = self.intern(&node.constraints);
                     let single_valued = self.single_valued[id as usize];
                     last.rotate_right(1);
-                    last[0] = Some((&node.constraints, id, single_valued));
+                    last[0] = (&node.constraints, id, single_valued);
+                    known = (known + 1).min(last.len());
                     (id, single_valued)
                 }
             };
@@ -971,12 +974,14 @@ impl DataTree {
                 },
                 (other, _) => other,
             };
-            match self.constraints_of(Position::at(at)) {
-                Some(previous) if !same_kind(previous, &node.constraints) && i >= streams_from => {
+            // A node owning no tail: its constraints are its own.
+            match self.constraints.get(self.node(at).constraints as usize) {
+                Some(previous) if same_kind(previous, &node.constraints) => {}
+                Some(_) if i >= streams_from => {
                     self.node_mut(at).forcing = Forcing::Mixed;
                     return Ok(true);
                 }
-                Some(previous) if !same_kind(previous, &node.constraints) => {
+                Some(previous) => {
                     return Err(format!(
                         "choice {} asked for {} where an earlier test case with the same earlier choices asked for {}",
                         i + 1,
@@ -984,7 +989,6 @@ impl DataTree {
                         describe(previous)
                     ));
                 }
-                Some(_) => {}
                 None => {
                     let id = self.intern(&node.constraints);
                     self.node_mut(at).constraints = id;
@@ -1093,7 +1097,12 @@ impl DataTree {
     /// or one under which everything has run): a test case starting with it
     /// explores nothing new.
     pub fn prefix_is_exhausted(&self, prefix: &[ChoiceValue]) -> bool {
-        let mut at = Position::at(0);
+        self.exhausted_along(Position::at(0), prefix)
+    }
+
+    /// [`DataTree::prefix_is_exhausted`] for the rest of a prefix, from
+    /// position `at` on.
+    fn exhausted_along(&self, mut at: Position, prefix: &[ChoiceValue]) -> bool {
         for value in prefix {
             let known = self.known(at);
             if known.exhausted {
@@ -1118,16 +1127,24 @@ impl DataTree {
     /// where the tree knows nothing, or cannot avoid an exhausted branch).
     /// Forced choices are followed as they were made.
     pub fn novel_prefix(&self, source: &mut Source) -> Vec<ChoiceValue> {
-        const DRAWS: usize = 10;
         let mut prefix = Vec::new();
+        self.novel_prefix_into(source, &mut prefix);
+        prefix
+    }
+
+    /// [`DataTree::novel_prefix`], written into `prefix` (emptied first):
+    /// a run passes each test case's prefix vector on to the next.
+    pub fn novel_prefix_into(&self, source: &mut Source, prefix: &mut Vec<ChoiceValue>) {
+        const DRAWS: usize = 10;
+        prefix.clear();
         let mut at = Position::at(0);
         loop {
             let known = self.known(at);
             if known.exhausted || known.ends_here {
-                return prefix;
+                return;
             }
             let Some(constraints) = self.constraints.get(known.constraints as usize) else {
-                return prefix;
+                return;
             };
             match known.forcing {
                 Forcing::Forced => match self.only_child(at) {
@@ -1135,7 +1152,7 @@ impl DataTree {
                         prefix.push(value.into_owned());
                         at = child;
                     }
-                    None => return prefix,
+                    None => return,
                 },
                 Forcing::Free => {
                     // The drawn value with its child, looked up once: a node
@@ -1159,15 +1176,15 @@ impl DataTree {
                         })
                     });
                     let Some((value, next)) = chosen else {
-                        return prefix;
+                        return;
                     };
                     prefix.push(value);
                     match next {
                         Some(child) => at = child,
-                        None => return prefix,
+                        None => return,
                     }
                 }
-                Forcing::Unknown | Forcing::Mixed => return prefix,
+                Forcing::Unknown | Forcing::Mixed => return,
             }
         }
     }
@@ -1244,7 +1261,17 @@ impl DataTree {
     /// How many choices replaying `choices` makes, when the replay is known
     /// ([`DataTree::replay_is_known`]).
     pub fn known_replay_length(&self, choices: &[ChoiceValue]) -> Option<usize> {
-        let (mut at, mut i) = (Position::at(0), 0usize);
+        self.known_replay_from(Position::at(0), 0, choices)
+    }
+
+    /// [`DataTree::known_replay_length`] of a replay at position `at`
+    /// after its first `i` choices.
+    fn known_replay_from(
+        &self,
+        mut at: Position,
+        mut i: usize,
+        choices: &[ChoiceValue],
+    ) -> Option<usize> {
         loop {
             if self.known(at).ends_here {
                 // A deterministic test always ends here after these choices;
@@ -1252,6 +1279,80 @@ impl DataTree {
                 return (self.child_count(at) == 0).then_some(i);
             }
             at = self.replay_step(at, choices.get(i))?;
+            i += 1;
+        }
+    }
+
+    /// Whether a test case starting with `choices` would run nothing new:
+    /// they lead to an exhausted node ([`DataTree::prefix_is_exhausted`])
+    /// or replaying them is known ([`DataTree::replay_is_known`]). The
+    /// same answer as asking both, in one walk of the tree while the two
+    /// walks follow the same path (they part only at a value the choice
+    /// does not permit, or where the tree knows less), and along a tail
+    /// without building its positions' [`Known`]s: a run checks each
+    /// mutation it makes, a whole test case long.
+    pub fn runs_nothing_new(&self, choices: &[ChoiceValue]) -> bool {
+        let (mut at, mut i) = (Position::at(0), 0usize);
+        loop {
+            if let Some((tail, start)) = self.tail_of(at.node) {
+                // Inside a tail nothing ends and nothing is unknown: a forced
+                // choice goes on, a free one goes on when the value permitted
+                // there is the tail's (another permitted value is a child no
+                // test case made: neither walk knows it).
+                let mut index = start + at.offset;
+                while index < tail.len && i < choices.len() {
+                    if index >= tail.exhausted_from {
+                        return true;
+                    }
+                    let word = (tail.base + index) as usize;
+                    let kind = self.tail_kinds[word];
+                    if kind & FORCED == 0 {
+                        let value = &choices[i];
+                        if !self.constraints[(kind & ID_MASK) as usize].permits(value) {
+                            break;
+                        }
+                        if !self.tail_value_is(word, value) {
+                            return false;
+                        }
+                    }
+                    index += 1;
+                    at.offset += 1;
+                    i += 1;
+                }
+            }
+            let known = self.known(at);
+            let Some(value) = choices.get(i) else {
+                return known.exhausted || self.known_replay_from(at, i, choices).is_some();
+            };
+            if known.exhausted {
+                return true;
+            }
+            if known.ends_here {
+                return self.child_count(at) == 0 || self.exhausted_along(at, &choices[i..]);
+            }
+            let constraints = self.constraints.get(known.constraints as usize);
+            let next = match (known.forcing, constraints) {
+                (Forcing::Forced, Some(_)) => self.only_child(at).map(|(_, child)| child),
+                (Forcing::Free, Some(c)) if c.permits(value) => self.child(at, value),
+                _ => {
+                    // The walks part here: each goes on alone.
+                    let replay = self
+                        .replay_step(at, Some(value))
+                        .and_then(|next| self.known_replay_from(next, i + 1, choices));
+                    if replay.is_some() {
+                        return true;
+                    }
+                    let next = match known.forcing {
+                        Forcing::Forced => self.only_child(at).map(|(_, child)| child),
+                        _ => self.child(at, value),
+                    };
+                    return next.is_some_and(|next| self.exhausted_along(next, &choices[i + 1..]));
+                }
+            };
+            match next {
+                Some(next) => at = next,
+                None => return false,
+            }
             i += 1;
         }
     }
@@ -1730,6 +1831,21 @@ mod tests {
                     query.truncate(keep);
                     if source.chance(0.5) {
                         query.push(ChoiceValue::Integer(source.below(3) as i128));
+                    }
+                    // Also with another value (perhaps a misfit) partway.
+                    let mut changed = query.clone();
+                    if !changed.is_empty() {
+                        let at = source.below(changed.len() as u64) as usize;
+                        changed[at] = ChoiceValue::Integer(source.below(5) as i128);
+                    }
+                    for tree in [&compressed, &plain] {
+                        for query in [&query, &changed] {
+                            assert_eq!(
+                                tree.runs_nothing_new(query),
+                                tree.prefix_is_exhausted(query) || tree.replay_is_known(query),
+                                "seed {seed} step {step} {query:?}"
+                            );
+                        }
                     }
                     assert_eq!(
                         compressed.replay_is_known(&query),
