@@ -450,21 +450,24 @@ pub extern "C" fn hegel_test_case_block(
     out_test_case: *mut *mut hegel_test_case_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let source = handle(tc)?;
-        require(out_test_case, "out_test_case")?;
-        let indent = usize::try_from(indent)
-            .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
-        let region = source
-            .family
-            .document
-            .block(source.region, indent)
-            .unwrap_or(Target::Dead);
-        let block = TestCaseHandle::new(
-            Arc::clone(&source.family),
-            region,
-            source.worker.load(Ordering::Acquire),
-            source.stream,
-        );
+        // The source is looked up without copying it out: a state machine
+        // makes a block at every step.
+        let block = with_handle(tc, |source| {
+            require(out_test_case, "out_test_case")?;
+            let indent = usize::try_from(indent)
+                .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
+            let region = source
+                .family
+                .document
+                .block(source.region, indent)
+                .unwrap_or(Target::Dead);
+            Ok(TestCaseHandle::new(
+                Arc::clone(&source.family),
+                region,
+                source.worker.load(Ordering::Acquire),
+                source.stream,
+            ))
+        })?;
         write(
             out_test_case,
             handles::insert_remembered(Arc::new(block))?,
