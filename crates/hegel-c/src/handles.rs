@@ -139,6 +139,25 @@ impl<T: Handled> Remembered<T> {
         dropped
     }
 
+    /// [`Remembered::remember`] for a handle just made: into a free slot
+    /// when there is one, without the scan for stale entries (a handle just
+    /// made is remembered nowhere, and stale entries never match a lookup:
+    /// their counts of frees have moved on).
+    fn remember_new(
+        &mut self,
+        raw: usize,
+        frees: u64,
+        object: Arc<T>,
+    ) -> [Option<Entry<T>>; REMEMBERED] {
+        match self.entries.iter_mut().find(|e| e.is_none()) {
+            Some(slot) => {
+                *slot = Some((raw, frees, object));
+                [const { None }; REMEMBERED]
+            }
+            None => self.remember(raw, frees, object),
+        }
+    }
+
     /// Forgets `raw`'s object; returns it.
     fn forget(&mut self, raw: usize) -> Option<Entry<T>> {
         self.entries
@@ -202,7 +221,7 @@ pub fn insert_remembered<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiErr
     let dropped = T::remembered()
         .try_with(|remembered| {
             let mut remembered = remembered.try_borrow_mut().ok()?;
-            Some(remembered.remember(raw, frees, object))
+            Some(remembered.remember_new(raw, frees, object))
         })
         .ok()
         .flatten();

@@ -13,12 +13,12 @@ use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::handles::{self, handled};
-use crate::test_case::{handle, hegel_test_case_t, with_handle};
+use crate::test_case::{Family, handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::TestData;
 use geist_engine::recursion;
 use geist_engine::state_machine::{self, StateMachineError, StateMachineSpec};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// Opaque to C: `hegel_pool_t`.
 pub enum hegel_pool_t {}
@@ -130,9 +130,16 @@ pub extern "C" fn hegel_pool_free(
 
 // ------------------------------------------------------- state machines
 
-/// A state machine: the engine's, behind a handle.
+/// A state machine's handle: which of its test case's machines it is. The
+/// machine itself lives in the test case (see
+/// [`TestCaseHandle::draw_with_machines`]), under the lock its draws take
+/// anyway.
 pub struct StateMachine {
-    state: Mutex<state_machine::StateMachine>,
+    /// The test case it was made in (held weakly: the address stays the
+    /// family's while the handle lives, so comparing it is exact).
+    family: Weak<Family>,
+    /// Its index among the test case's machines.
+    index: usize,
 }
 handled!(StateMachine, 14, "state machine");
 
@@ -202,10 +209,15 @@ pub extern "C" fn hegel_new_state_machine(
             )),
             e => refused(e),
         })?;
-        let machine = tc.draw(|data| Ok(state_machine::StateMachine::with_spec(data, spec)?))?;
-        let concurrency = i64::try_from(machine.concurrency()).unwrap_or(i64::MAX);
+        let (index, concurrency) = tc.draw_with_machines(|machines, data| {
+            let machine = state_machine::StateMachine::with_spec(data, spec)?;
+            let concurrency = i64::try_from(machine.concurrency()).unwrap_or(i64::MAX);
+            machines.push(machine);
+            Ok((machines.len() - 1, concurrency))
+        })?;
         let handle = handles::insert(Arc::new(StateMachine {
-            state: Mutex::new(machine),
+            family: Arc::downgrade(&tc.family),
+            index,
         }))?;
         write(out_state_machine, handle, "out_state_machine")?;
         write(out_concurrency, concurrency, "out_concurrency")
@@ -222,10 +234,21 @@ fn with_machine<T>(
 ) -> AbiResult<T> {
     with_handle(tc, |tc| {
         handles::with::<StateMachine, _, _>(machine, |machine| {
-            let mut state = locked(&machine.state);
-            tc.draw(|data| f(&mut state, data))
+            if !std::ptr::eq(machine.family.as_ptr(), Arc::as_ptr(&tc.family)) {
+                return Err(foreign_machine());
+            }
+            tc.draw_with_machines(|machines, data| match machines.get_mut(machine.index) {
+                Some(state) => f(state, data),
+                None => Err(foreign_machine()),
+            })
         })?
     })
+}
+
+/// A state machine used with a handle of another test case.
+#[cold]
+fn foreign_machine() -> AbiError {
+    AbiError::InvalidHandle("the state machine belongs to another test case".into())
 }
 
 /// Starts the next round; writes its group id or `HEGEL_STATE_MACHINE_DONE`.

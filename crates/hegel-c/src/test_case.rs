@@ -21,6 +21,7 @@ use crate::handles::{self, handled};
 use crate::printer::{Document, Target};
 use crate::text;
 use geist_engine::data::MAX_STREAM_DEPTH;
+use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -73,6 +74,9 @@ struct FamilyState {
     observations: Observations,
     /// Target labels already recorded (each at most once per test case).
     target_labels: Vec<String>,
+    /// The test case's state machines (their handles name them by index):
+    /// guarded by the family's lock, as the choices they draw are.
+    machines: Vec<StateMachine>,
 }
 
 /// One stream of a test case: its data and where it was forked.
@@ -137,6 +141,7 @@ impl Family {
                 concluded: None,
                 observations: Observations::default(),
                 target_labels: Vec::new(),
+                machines: Vec::new(),
             }),
             completed: AtomicBool::new(false),
             handback,
@@ -298,6 +303,22 @@ impl TestCaseHandle {
         }
     }
 
+    /// [`TestCaseHandle::draw`], with the test case's state machines too.
+    #[inline(always)]
+    pub fn draw_with_machines<T>(
+        &self,
+        f: impl FnOnce(&mut Vec<StateMachine>, &mut TestData) -> AbiResult<T>,
+    ) -> AbiResult<T> {
+        self.on_stream(|state, stream| {
+            let data = &mut state.streams[stream].data;
+            if data.is_active() {
+                f(&mut state.machines, data)
+            } else {
+                Err(AbiError::StopTest)
+            }
+        })
+    }
+
     /// Forks a new stream from this handle's at its current position;
     /// returns its index.
     fn fork(&self) -> AbiResult<u64> {
@@ -450,21 +471,24 @@ pub extern "C" fn hegel_test_case_block(
     out_test_case: *mut *mut hegel_test_case_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let source = handle(tc)?;
-        require(out_test_case, "out_test_case")?;
-        let indent = usize::try_from(indent)
-            .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
-        let region = source
-            .family
-            .document
-            .block(source.region, indent)
-            .unwrap_or(Target::Dead);
-        let block = TestCaseHandle::new(
-            Arc::clone(&source.family),
-            region,
-            source.worker.load(Ordering::Acquire),
-            source.stream,
-        );
+        // The source is looked up without copying it out: a state machine
+        // makes a block at every step.
+        let block = with_handle(tc, |source| {
+            require(out_test_case, "out_test_case")?;
+            let indent = usize::try_from(indent)
+                .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
+            let region = source
+                .family
+                .document
+                .block(source.region, indent)
+                .unwrap_or(Target::Dead);
+            Ok(TestCaseHandle::new(
+                Arc::clone(&source.family),
+                region,
+                source.worker.load(Ordering::Acquire),
+                source.stream,
+            ))
+        })?;
         write(
             out_test_case,
             handles::insert_remembered(Arc::new(block))?,

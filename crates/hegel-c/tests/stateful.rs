@@ -104,3 +104,57 @@ fn refused_machines_say_why_and_name_the_rule() {
     }
     assert_eq!(new_machine(&[1.0, 2.0], 50).0, HEGEL_OK);
 }
+
+#[test]
+fn a_machine_answers_only_to_its_own_test_case() {
+    let ctx = context();
+    let s = settings(ctx, 3, 1);
+    let names = [view("push"), view("pop")];
+    let groups = [0i64, 0];
+    let mut machine: *mut hegel_state_machine_t = ptr::null_mut();
+    let mut seen = Vec::new();
+    run(ctx, s, |tc| {
+        let mut group = 0i64;
+        if machine.is_null() {
+            let mut concurrency = 0i64;
+            ok(hegel_new_state_machine(
+                ctx,
+                tc,
+                names.as_ptr(),
+                groups.as_ptr(),
+                ptr::null(),
+                names.len(),
+                ptr::null(),
+                ptr::null(),
+                0,
+                1,
+                1,
+                10,
+                &mut machine,
+                &mut concurrency,
+            ));
+            ok(hegel_state_machine_next_group(ctx, tc, machine, &mut group));
+            let mut rule = 0i64;
+            ok(hegel_state_machine_next_rule(
+                ctx, tc, machine, 0, &mut rule,
+            ));
+            assert!((0..2).contains(&rule), "{rule}");
+        } else {
+            // The machine of an earlier test case, with this one's handle.
+            let rc = hegel_state_machine_next_group(ctx, tc, machine, &mut group);
+            seen.push((rc, text(hegel_context_last_error(ctx))));
+        }
+        (Outcome::Valid, String::new())
+    });
+    assert!(!seen.is_empty());
+    for (rc, message) in seen {
+        assert_eq!(rc, HEGEL_E_INVALID_HANDLE);
+        assert!(message.contains("another test case"), "{message}");
+    }
+    ok(hegel_state_machine_free(ctx, machine));
+    assert_eq!(
+        hegel_state_machine_free(ctx, machine),
+        HEGEL_E_INVALID_HANDLE
+    );
+    ok(hegel_context_free(ctx));
+}

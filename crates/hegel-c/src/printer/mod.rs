@@ -315,13 +315,19 @@ impl State {
     }
 
     fn open_region(&mut self, target: Target, indent: usize) -> Result<Target, PrinterError> {
-        self.index(target)?;
+        let index = self.index(target)?;
         let begins_line = self.at_line_start(target);
         let id = self.regions.len();
         // A frontend that opens one block per step of a state machine opens
         // dozens: grow in large steps rather than by doubling from one.
         if id == self.regions.capacity() {
             self.regions.reserve(id.max(REGIONS_GROWTH));
+        }
+        // Each block leaves a splice in its target: grow that in large
+        // steps too.
+        let ops = &mut self.regions[index].ops;
+        if ops.len() == ops.capacity() {
+            ops.reserve(ops.len().max(REGIONS_GROWTH));
         }
         self.regions.push(Region {
             indent,
