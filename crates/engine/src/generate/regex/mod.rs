@@ -153,6 +153,7 @@ impl RegexSchema {
     pub(crate) fn generate_code_points(&self, data: &mut TestData) -> Result<Vec<u32>, StopTest> {
         let mut draft = Draft::new(self.groups);
         emit(&self.root, data, &mut draft)?;
+        draft.finish();
         if self.left == Padding::Empty && self.right == Padding::Empty {
             return if verify(&self.root, &draft, &[], &[], self.fullmatch) {
                 Ok(draft.text)
@@ -161,7 +162,11 @@ impl RegexSchema {
             };
         }
         let left = self.draw_padding(self.left, data)?;
-        let right = self.draw_padding(self.right, data)?;
+        let mut right = self.draw_padding(self.right, data)?;
+        if self.right == Padding::Text && !draft.given_up.is_empty() {
+            // Look-ahead text the match could not take may still follow it.
+            right.splice(0..0, draft.given_up.iter().copied());
+        }
         // Keep as much padding as still leaves the match in place (like
         // Hypothesis' maybe_pad), checking the match we built.
         let none: &[u32] = &[];
