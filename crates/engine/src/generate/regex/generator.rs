@@ -27,8 +27,11 @@
 //! cannot take), literals and backreferences compare with them. A character
 //! what follows cannot produce is dropped: a flexible body (`.*\d`) may still
 //! hold, and search mode keeps the dropped characters for just after the
-//! match. What is left when the pattern is done is appended. Without a
-//! positive look-ahead, none of this changes the choices drawn.
+//! match. What is left when the pattern is done is appended, and left out
+//! again if the string then does not match (`a(?=c*)`). A body with a
+//! positive look-behind in it is generated in place instead: that
+//! look-behind's text belongs before the position. Without a positive
+//! look-ahead, none of this changes the choices drawn.
 
 use super::ast::{Anchor, Node};
 use super::matcher::{Captures, Matcher};
@@ -292,6 +295,11 @@ pub(super) fn emit<'n>(
                     draft.hinted = true;
                     emit(body, data, draft)?;
                 }
+            } else if body.has_positive_look_behind() {
+                // A look-behind's body generated inside would come before
+                // this position, not after it: the body stays in place.
+                draft.hinted = true;
+                emit(body, data, draft)?;
             } else {
                 // The body's text (following any earlier look-ahead's) is
                 // what comes next: the rest of the pattern produces it.

@@ -688,6 +688,11 @@ fn positive_look_aheads_are_generated_not_waited_for() {
         (r"(?m)a(?=\n)$", false),
         (r"(?=x{2,})x+", true),
         (r"(?=(a)|b)(?(1)a|b)c", true),
+        // The body can match less than was generated: the string without
+        // the text nothing took.
+        ("a(?=c*)", true),
+        // A look-behind inside: its body, generated, precedes the position.
+        (r"(?=(?<=b))[^a]b", false),
     ] {
         let schema = RegexSchema::parse(pattern, fullmatch, None).unwrap();
         let (strings, rejected) = generate_many(&schema, 1000);
