@@ -297,9 +297,17 @@ impl CharSet {
     }
 
     /// The code point at natural (sorted) position `i`.
+    #[inline]
     pub fn char_at(&self, i: u64) -> Option<u32> {
         if i >= self.len {
             return None;
+        }
+        // Most draws land in the first interval (ASCII and far beyond it in
+        // the usual alphabets): no search.
+        if let Some(&(a, b)) = self.intervals.first()
+            && i <= u64::from(b - a)
+        {
+            return Some(a + i as u32);
         }
         let k = self.offsets.partition_point(|o| *o <= i) - 1;
         Some(self.intervals[k].0 + (i - self.offsets[k]) as u32)
@@ -365,6 +373,7 @@ impl CharSet {
     }
 
     /// The member at position `s` of shrink order.
+    #[inline]
     pub fn char_at_shrink_index(&self, s: u64) -> Option<u32> {
         if s >= self.len {
             return None;

@@ -778,7 +778,13 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
     }
     let n = length(source, size.min_size, size.max_size);
     let from = CharSource::choose(source, alphabet);
-    let out = (0..n).filter_map(|_| from.draw(source, alphabet)).collect();
+    // Sized once: collecting a filtered iterator regrows the vector.
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        if let Some(c) = from.draw(source, alphabet) {
+            out.push(c);
+        }
+    }
     ChoiceValue::String(out)
 }
 

@@ -87,6 +87,57 @@ struct OwnedTextArgs {
     unicode_version: Option<UnicodeVersion>,
 }
 
+/// The arguments of a `hegel_string_generator_text` call as the caller
+/// passed them, not yet read.
+struct RawTextArgs {
+    min_size: u64,
+    max_size: u64,
+    codec: *const hegel_string_t,
+    min_codepoint: u32,
+    max_codepoint: u32,
+    categories: *const hegel_string_t,
+    categories_len: usize,
+    excluded: *const hegel_string_t,
+    excluded_len: usize,
+    include: hegel_string_t,
+    exclude: hegel_string_t,
+}
+
+impl RawTextArgs {
+    /// Whether these are, byte for byte, the arguments `owned` holds under
+    /// `unicode_version` (they are then as valid as those were): compared
+    /// without reading them into strings, which costs allocations and UTF-8
+    /// checks in every test case.
+    ///
+    /// # Safety
+    /// The views and arrays satisfy `hegel_string_generator_text`'s contract.
+    unsafe fn are(&self, owned: &OwnedTextArgs, unicode_version: Option<UnicodeVersion>) -> bool {
+        // SAFETY: the caller's views, as the contract says.
+        unsafe {
+            self.min_size == owned.min_size
+                && self.max_size == owned.max_size
+                && self.min_codepoint == owned.min_codepoint
+                && self.max_codepoint == owned.max_codepoint
+                && unicode_version == owned.unicode_version
+                && match (self.codec.is_null(), &owned.codec) {
+                    (true, None) => true,
+                    (false, Some(codec)) => text::view_is(*self.codec, codec),
+                    _ => false,
+                }
+                && match (self.categories.is_null(), &owned.categories) {
+                    (true, None) => true,
+                    (false, Some(categories)) => {
+                        text::views_are(self.categories, self.categories_len, categories)
+                    }
+                    _ => false,
+                }
+                && text::views_are(self.excluded, self.excluded_len, &owned.excluded)
+                && text::view_is(self.include, &owned.include)
+                && text::view_is(self.exclude, &owned.exclude)
+        }
+    }
+}
+
 impl TextArgs<'_> {
     fn to_owned(&self) -> OwnedTextArgs {
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -102,26 +153,6 @@ impl TextArgs<'_> {
             exclude: self.exclude.to_string(),
             unicode_version: self.unicode_version,
         }
-    }
-
-    /// Whether these are the arguments `owned` holds.
-    fn is(&self, owned: &OwnedTextArgs) -> bool {
-        let same =
-            |a: &[&str], b: &[String]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y);
-        self.min_size == owned.min_size
-            && self.max_size == owned.max_size
-            && self.codec == owned.codec.as_deref()
-            && self.min_codepoint == owned.min_codepoint
-            && self.max_codepoint == owned.max_codepoint
-            && match (self.categories, &owned.categories) {
-                (None, None) => true,
-                (Some(a), Some(b)) => same(a, b),
-                _ => false,
-            }
-            && same(self.excluded, &owned.excluded)
-            && self.include == owned.include
-            && self.exclude == owned.exclude
-            && self.unicode_version == owned.unicode_version
     }
 }
 
@@ -244,6 +275,33 @@ pub extern "C" fn hegel_string_generator_text(
 ) -> hegel_result_t {
     guard(ctx, || {
         require(out_generator, "out_generator")?;
+        let unicode_version = crate::profiles::unicode_version();
+        // The same arguments as this thread's last call (hegeltest's text()
+        // makes its generator anew in every test case): the same generator,
+        // without reading the arguments or building its schema again.
+        let raw = RawTextArgs {
+            min_size,
+            max_size,
+            codec,
+            min_codepoint,
+            max_codepoint,
+            categories,
+            categories_len,
+            excluded: exclude_categories,
+            excluded_len: exclude_categories_len,
+            include: include_characters,
+            exclude: exclude_characters,
+        };
+        let last = LAST_TEXT.with(|last| {
+            last.borrow()
+                .as_ref()
+                // SAFETY: the caller's views.
+                .filter(|(owned, _)| unsafe { raw.are(owned, unicode_version) })
+                .map(|(_, generator)| Arc::clone(generator))
+        });
+        if let Some(generator) = last {
+            return hand_out_shared(generator, out_generator);
+        }
         // SAFETY: the caller's views.
         let (codec, categories, excluded, include, exclude) = unsafe {
             (
@@ -272,20 +330,8 @@ pub extern "C" fn hegel_string_generator_text(
             excluded: &excluded,
             include,
             exclude,
-            unicode_version: crate::profiles::unicode_version(),
+            unicode_version,
         };
-        // The same arguments as this thread's last call (hegeltest's text()
-        // makes its generator anew in every test case): the same generator,
-        // without building and comparing its schema again.
-        let last = LAST_TEXT.with(|last| {
-            last.borrow()
-                .as_ref()
-                .filter(|(owned, _)| args.is(owned))
-                .map(|(_, generator)| Arc::clone(generator))
-        });
-        if let Some(generator) = last {
-            return hand_out_shared(generator, out_generator);
-        }
         let owned_args = args.to_owned();
         let max = match max_size {
             u64::MAX => None,

@@ -47,6 +47,38 @@ pub unsafe fn text<'a>(s: hegel_string_t, what: &str) -> AbiResult<&'a str> {
     std::str::from_utf8(raw).map_err(|e| AbiError::arg(format!("{what} is not valid UTF-8: {e}")))
 }
 
+/// Whether an input view holds exactly `expected` (a refused view does not).
+///
+/// # Safety
+/// As [`bytes`].
+pub unsafe fn view_is(s: hegel_string_t, expected: &str) -> bool {
+    // SAFETY: forwarded contract.
+    matches!(unsafe { bytes(s, "") }, Ok(b) if b == expected.as_bytes())
+}
+
+/// Whether an array of `len` views holds exactly `expected`.
+///
+/// # Safety
+/// As [`text_array`].
+pub unsafe fn views_are(items: *const hegel_string_t, len: usize, expected: &[String]) -> bool {
+    if len != expected.len() {
+        return false;
+    }
+    if len == 0 {
+        return true;
+    }
+    if items.is_null() {
+        return false;
+    }
+    // SAFETY: the caller's contract.
+    let views = unsafe { std::slice::from_raw_parts(items, len) };
+    views
+        .iter()
+        .zip(expected)
+        // SAFETY: each view satisfies the contract.
+        .all(|(v, e)| unsafe { view_is(*v, e) })
+}
+
 /// The text of an optional input view (NULL means absent).
 ///
 /// # Safety

@@ -430,3 +430,63 @@ fn grammar_diagnostics_name_the_cap_the_terminal_and_the_file() {
         assert!(message.contains(needle), "{grammar:?}: {message}");
     }
 }
+
+#[test]
+fn a_text_generator_made_again_follows_every_argument() {
+    // A frontend makes its text generator anew in every test case; the one
+    // made last is reused when the arguments are the same, byte for byte,
+    // and only then.
+    let ctx = context();
+    let only = |include: &str, categories: Option<&'static [&'static str]>| {
+        let generator = text_generator(
+            ctx,
+            &Text {
+                categories,
+                include,
+                ..Text::default()
+            },
+            5,
+        )
+        .expect("a valid alphabet");
+        let chars: Vec<char> = draws(ctx, generator, 50)
+            .iter()
+            .flat_map(|s| s.chars().collect::<Vec<_>>())
+            .collect();
+        ok(hegel_string_generator_free(ctx, generator));
+        chars
+    };
+    let a = only("a", Some(&[]));
+    assert!(!a.is_empty() && a.iter().all(|c| *c == 'a'), "{a:?}");
+    let a = only("a", Some(&[]));
+    assert!(!a.is_empty() && a.iter().all(|c| *c == 'a'), "{a:?}");
+    let b = only("b", Some(&[]));
+    assert!(!b.is_empty() && b.iter().all(|c| *c == 'b'), "{b:?}");
+    // No category list (every category) is not an empty one.
+    let any = only("b", None);
+    assert!(any.iter().any(|c| *c != 'b'), "{any:?}");
+    // The same length as the last include_characters, but not UTF-8.
+    only("b", Some(&[]));
+    let invalid = [0xffu8];
+    let no_categories: [hegel_string_t; 0] = [];
+    let mut generator = ptr::null_mut();
+    let rc = hegel_string_generator_text(
+        ctx,
+        1,
+        5,
+        ptr::null(),
+        0,
+        u32::MAX,
+        no_categories.as_ptr(),
+        0,
+        ptr::null(),
+        0,
+        hegel_string_t {
+            data: invalid.as_ptr().cast(),
+            len: invalid.len(),
+        },
+        view(""),
+        &mut generator,
+    );
+    assert_eq!(rc, HEGEL_E_INVALID_ARG);
+    assert!(text(hegel_context_last_error(ctx)).contains("UTF-8"));
+}

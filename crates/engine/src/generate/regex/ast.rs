@@ -233,6 +233,34 @@ impl Node {
         }
     }
 
+    /// Whether a positive look-behind is in this node (its body, generated
+    /// in place, is text before the position it asserts at).
+    pub(super) fn has_positive_look_behind(&self) -> bool {
+        match self {
+            Node::Look {
+                behind: true,
+                negate: false,
+                ..
+            } => true,
+            Node::Look { body, .. } | Node::Group { body, .. } | Node::Atomic(body) => {
+                body.has_positive_look_behind()
+            }
+            Node::Repeat { body, .. } => body.has_positive_look_behind(),
+            Node::Concat(items)
+            | Node::Alt {
+                branches: items, ..
+            } => items.iter().any(Node::has_positive_look_behind),
+            Node::Conditional { yes, no, .. } => {
+                yes.has_positive_look_behind() || no.has_positive_look_behind()
+            }
+            Node::Empty
+            | Node::Text(_)
+            | Node::Class(_)
+            | Node::Anchor(_)
+            | Node::Backref { .. } => false,
+        }
+    }
+
     /// Whether the node matches the empty string at any position, whatever
     /// surrounds it (conservatively: `false` when that depends on context).
     fn matches_empty_anywhere(&self) -> bool {

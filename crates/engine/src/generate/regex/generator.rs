@@ -18,20 +18,30 @@
 //! Hypothesis does; the string is then no longer one path of the pattern, so
 //! the whole pattern is matched against it instead (in search mode from any
 //! start in the draft: a look-behind's body comes before its match). A
-//! look-ahead's body is generated half the time, as what follows is not yet
-//! known; a look-behind reads text that is already final, so its body is
-//! generated exactly when that text does not already end with a match.
+//! look-behind reads text that is already final, so its body is generated
+//! exactly when that text does not already end with a match. A look-ahead's
+//! body is always generated (the string is then matched whole, as above),
+//! but not kept in place: its text is what the rest of the pattern produces
+//! next ([`Draft::ahead`]). Classes and runs take those characters instead of
+//! drawing them (a run ends early where the text goes on with a character it
+//! cannot take), literals and backreferences compare with them. A character
+//! what follows cannot produce is dropped: a flexible body (`.*\d`) may still
+//! hold, and search mode keeps the dropped characters for just after the
+//! match. What is left when the pattern is done is appended, and left out
+//! again if the string then does not match (`a(?=c*)`). A body with a
+//! positive look-behind in it is generated in place instead: that
+//! look-behind's text belongs before the position. Without a positive
+//! look-ahead, none of this changes the choices drawn.
 
 use super::ast::{Anchor, Node};
 use super::matcher::{Captures, Matcher};
+use crate::charset::CharSet;
 use crate::choice::{IntegerConstraints, SizeConstraints};
 use crate::data::{Collection, StopTest, TestData};
+use std::collections::VecDeque;
 
 /// Span label around one alternation: the branch index and the branch's text.
 const BRANCH_SPAN: u64 = 0x6765_6973_7410;
-
-/// Probability of generating a positive look-ahead's body in place.
-const HINT_PROBABILITY: f64 = 0.5;
 
 /// Something to verify once the whole string is known.
 pub(super) enum Check<'n> {
@@ -77,6 +87,12 @@ pub(super) struct Draft<'n> {
     pub checks: Vec<Check<'n>>,
     /// Whether a look-around body was generated in place (see the module doc).
     pub hinted: bool,
+    /// Text that positive look-aheads ask the rest of the pattern to produce
+    /// next, at `text.len()` onwards.
+    pub ahead: VecDeque<u32>,
+    /// Look-ahead characters given up because the pattern could not produce
+    /// them where they were asked for (see [`Draft::drop_ahead`]).
+    pub given_up: Vec<u32>,
 }
 
 impl<'n> Draft<'n> {
@@ -87,6 +103,70 @@ impl<'n> Draft<'n> {
             captures: vec![None; groups + 1],
             checks: Vec::new(),
             hinted: false,
+            ahead: VecDeque::new(),
+            given_up: Vec::new(),
+        }
+    }
+
+    /// Drops the next look-ahead character: the pattern cannot produce it
+    /// there. Search mode keeps it for after the match, where it may still
+    /// let the look-ahead hold (`(?=.*\d)\w+` followed by a digit).
+    fn drop_ahead(&mut self) {
+        if let Some(c) = self.ahead.pop_front() {
+            self.given_up.push(c);
+        }
+    }
+
+    /// Appends text the pattern fixes (a literal, a backreference), taking
+    /// the look-ahead characters it agrees with and dropping the others.
+    fn push_fixed(&mut self, text: &[u32]) {
+        for &c in text {
+            if self.ahead.front() == Some(&c) {
+                self.ahead.pop_front();
+            } else {
+                self.drop_ahead();
+            }
+            self.text.push(c);
+        }
+    }
+
+    /// Appends the next look-ahead character if `set` can produce it; with
+    /// `skip`, drops the ones it cannot produce until one fits. A look-ahead
+    /// whose text had to be cut holds only if its body is flexible enough
+    /// (`.*\d` does, `abc` does not), which the final check decides.
+    fn take_ahead(&mut self, set: &CharSet, skip: bool) -> bool {
+        while let Some(&c) = self.ahead.front() {
+            if set.contains(c) {
+                self.ahead.pop_front();
+                self.text.push(c);
+                return true;
+            }
+            if !skip {
+                return false;
+            }
+            self.drop_ahead();
+        }
+        false
+    }
+
+    /// The text of the span `start..end`, reading on into the look-ahead
+    /// text (a group inside a look-ahead captures text still to come).
+    fn span_text(&self, start: usize, end: usize) -> Option<Vec<u32>> {
+        let mut out = Vec::with_capacity(end.saturating_sub(start));
+        for i in start..end {
+            let c = match self.text.get(i) {
+                Some(c) => *c,
+                None => *self.ahead.get(i - self.text.len())?,
+            };
+            out.push(c);
+        }
+        Some(out)
+    }
+
+    /// Appends what is left of the look-ahead text, once the pattern is done.
+    pub(super) fn finish(&mut self) {
+        if !self.ahead.is_empty() {
+            self.text.extend(self.ahead.drain(..));
         }
     }
 }
@@ -99,16 +179,18 @@ pub(super) fn emit<'n>(
 ) -> Result<(), StopTest> {
     match node {
         Node::Empty => {}
-        Node::Text(text) => draft.text.extend_from_slice(text),
+        Node::Text(text) => draft.push_fixed(text),
         Node::Class(class) => {
-            let c = data.draw_string(
-                class.generate.clone(),
-                SizeConstraints {
-                    min_size: 1,
-                    max_size: 1,
-                },
-            )?;
-            draft.text.extend(c);
+            if !draft.take_ahead(&class.generate, true) {
+                let c = data.draw_string(
+                    class.generate.clone(),
+                    SizeConstraints {
+                        min_size: 1,
+                        max_size: 1,
+                    },
+                )?;
+                draft.text.extend(c);
+            }
         }
         Node::Anchor(anchor) => draft.checks.push(Check::Anchor {
             at: draft.text.len(),
@@ -147,15 +229,25 @@ pub(super) fn emit<'n>(
                     return Err(data.reject());
                 }
             } else if let Node::Class(class) = body.as_ref() {
-                // A run of one class (`[a-z]+`, `\d{3}`) is one string choice.
-                let run = data.draw_string(
-                    class.generate.clone(),
-                    SizeConstraints {
-                        min_size: *min,
-                        max_size: max.unwrap_or(usize::MAX),
-                    },
-                )?;
-                draft.text.extend(run);
+                // A run of one class (`[a-z]+`, `\d{3}`) is one string choice,
+                // after the look-ahead text it can take.
+                let max = max.unwrap_or(usize::MAX);
+                let mut taken = 0;
+                while taken < max && draft.take_ahead(&class.generate, taken < *min) {
+                    taken += 1;
+                }
+                // Where the look-ahead text goes on with a character the run
+                // cannot take (once it is long enough), the run ends there.
+                if draft.ahead.is_empty() && (taken < max || taken == 0) {
+                    let run = data.draw_string(
+                        class.generate.clone(),
+                        SizeConstraints {
+                            min_size: min.saturating_sub(taken),
+                            max_size: max - taken,
+                        },
+                    )?;
+                    draft.text.extend(run);
+                }
             } else if Some(*min) == *max {
                 for _ in 0..*min {
                     emit(body, data, draft)?;
@@ -195,24 +287,35 @@ pub(super) fn emit<'n>(
             if *negate || !*body_viable {
                 return Ok(());
             }
-            let hint = if *behind {
+            if *behind {
                 // The text a look-behind reads is already generated and
                 // final: leave it alone when the assertion holds, and
                 // otherwise generate the body, the only way left to a match.
-                !look_holds(&draft.text, node, at, draft.captures.clone())
-            } else {
-                data.draw_boolean(HINT_PROBABILITY)?
-            };
-            if hint {
+                if !look_holds(&draft.text, node, at, draft.captures.clone()) {
+                    draft.hinted = true;
+                    emit(body, data, draft)?;
+                }
+            } else if body.has_positive_look_behind() {
+                // A look-behind's body generated inside would come before
+                // this position, not after it: the body stays in place.
                 draft.hinted = true;
                 emit(body, data, draft)?;
+            } else {
+                // The body's text (following any earlier look-ahead's) is
+                // what comes next: the rest of the pattern produces it.
+                draft.hinted = true;
+                emit(body, data, draft)?;
+                let mut next: VecDeque<u32> = draft.text.drain(at..).collect();
+                next.extend(draft.ahead.drain(..));
+                draft.ahead = next;
             }
         }
         Node::Backref { group, .. } => match draft.captures.get(*group).copied().flatten() {
-            Some((start, end)) => {
-                let copy = draft.text[start..end].to_vec();
-                draft.text.extend(copy);
-            }
+            Some((start, end)) => match draft.span_text(start, end) {
+                Some(copy) => draft.push_fixed(&copy),
+                // Captured inside a look-ahead whose text was given up.
+                None => return Err(data.reject()),
+            },
             None => return Err(data.reject()),
         },
         Node::Conditional {

@@ -153,33 +153,51 @@ impl RegexSchema {
     pub(crate) fn generate_code_points(&self, data: &mut TestData) -> Result<Vec<u32>, StopTest> {
         let mut draft = Draft::new(self.groups);
         emit(&self.root, data, &mut draft)?;
-        if self.left == Padding::Empty && self.right == Padding::Empty {
-            return if verify(&self.root, &draft, &[], &[], self.fullmatch) {
-                Ok(draft.text)
-            } else {
-                Err(data.reject())
-            };
+        let (left, right) = if self.left == Padding::Empty && self.right == Padding::Empty {
+            (Vec::new(), Vec::new())
+        } else {
+            let left = self.draw_padding(self.left, data)?;
+            let mut right = self.draw_padding(self.right, data)?;
+            if self.right == Padding::Text && !draft.given_up.is_empty() {
+                // Look-ahead text the match could not take may still follow it.
+                right.splice(0..0, draft.given_up.iter().copied());
+            }
+            (left, right)
+        };
+        let end = draft.text.len();
+        draft.finish();
+        if let Some(out) = self.place(&draft, &left, &right) {
+            return Ok(out);
         }
-        let left = self.draw_padding(self.left, data)?;
-        let right = self.draw_padding(self.right, data)?;
-        // Keep as much padding as still leaves the match in place (like
-        // Hypothesis' maybe_pad), checking the match we built.
-        let none: &[u32] = &[];
-        for (l, r) in [
-            (&left[..], &right[..]),
-            (none, &right[..]),
-            (&left[..], none),
-            (none, none),
-        ] {
-            if verify(&self.root, &draft, l, r, self.fullmatch) {
-                let mut out = Vec::with_capacity(l.len() + draft.text.len() + r.len());
-                out.extend_from_slice(l);
-                out.extend_from_slice(&draft.text);
-                out.extend_from_slice(r);
+        if draft.text.len() > end {
+            // Look-ahead text nothing took, appended, may be what keeps the
+            // string from matching (`a(?=c*)`, fullmatch): without it.
+            draft.text.truncate(end);
+            if let Some(out) = self.place(&draft, &left, &right) {
                 return Ok(out);
             }
         }
         Err(data.reject())
+    }
+
+    /// The draft with as much of the padding as still leaves the match in
+    /// place (like Hypothesis' maybe_pad), if any of it does.
+    fn place(&self, draft: &Draft<'_>, left: &[u32], right: &[u32]) -> Option<Vec<u32>> {
+        let none: &[u32] = &[];
+        let tries: &[(&[u32], &[u32])] = if left.is_empty() && right.is_empty() {
+            &[(none, none)]
+        } else {
+            &[(left, right), (none, right), (left, none), (none, none)]
+        };
+        tries.iter().find_map(|&(l, r)| {
+            verify(&self.root, draft, l, r, self.fullmatch).then(|| {
+                let mut out = Vec::with_capacity(l.len() + draft.text.len() + r.len());
+                out.extend_from_slice(l);
+                out.extend_from_slice(&draft.text);
+                out.extend_from_slice(r);
+                out
+            })
+        })
     }
 
     fn draw_padding(&self, padding: Padding, data: &mut TestData) -> Result<Vec<u32>, StopTest> {
