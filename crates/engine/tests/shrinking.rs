@@ -491,11 +491,10 @@ mod union_of_sets {
     }
 }
 
-/// A state machine of one rule as hegeltest runs one through the C ABI:
-/// each step is a "go on?" choice, the rule's draw (the rule itself is no
-/// choice: a group's only rule draws nothing), and a sampled invariant
-/// check; the invariant is checked once more at the end. The minimal
-/// failures fail at a sampled check, not at the end.
+/// A state machine as hegeltest runs one through the C ABI: each step is a
+/// "go on?" choice, the rule's draw, and a sampled invariant check; the
+/// invariant is checked once more at the end. The minimal failures fail at
+/// a sampled check, not at the end.
 mod state_machine_shrinking {
     use super::*;
     use geist_engine::choice::IntegerConstraints;
@@ -506,7 +505,9 @@ mod state_machine_shrinking {
         let mut steps = || -> Result<bool, geist_engine::data::StopTest> {
             let mut total = 0;
             loop {
-                // Whether to go on (the first step always runs).
+                // Whether to go on (the first step always runs), and the
+                // rule's swarm flag: forced, as the engine's machines
+                // record them.
                 let go_on = if total == 0 {
                     data.force_boolean(1.0 - 1e-9, true)?
                 } else {
@@ -515,6 +516,7 @@ mod state_machine_shrinking {
                 if !go_on {
                     return Ok(total >= 3);
                 }
+                data.force_boolean(0.5, false)?;
                 total += if draws {
                     data.draw_integer(IntegerConstraints::bounded(1, 10))?
                 } else {
@@ -545,13 +547,13 @@ mod state_machine_shrinking {
     #[test]
     fn one_step_drawing_enough_beats_several_small_ones() {
         let (i, b) = (ChoiceValue::Integer, ChoiceValue::Boolean);
-        assert_eq!(minimal(true), [b(true), i(3), b(true)]);
+        assert_eq!(minimal(true), [b(true), b(false), i(3), b(true)]);
     }
 
     #[test]
     fn a_sampled_check_that_fails_beats_the_final_one() {
         let b = ChoiceValue::Boolean;
-        let step = [b(true)];
+        let step = [b(true), b(false)];
         let steps = [
             &step[..],
             &[b(false)],
