@@ -16,14 +16,13 @@
 //!   concurrency, else drawn in the bounds) and per worker the disable
 //!   probability of its swarm subset (a draw of 0 to 254, over 255, as
 //!   Hypothesis's feature flags draw it).
-//! - The swarm subset itself is decided a group at a time: the first time a
-//!   worker selects a rule of a group, one boolean per rule of the group
-//!   says whether that rule is disabled for the worker, and the answers
-//!   hold for the rest of the test case. When every rule of the group came
-//!   out disabled, one more choice picks the one that stays enabled, so
-//!   every group keeps at least one rule; rules that mask each other's bugs
-//!   are sometimes apart, and a subset of one rule often runs long
-//!   stretches of it.
+//! - The swarm subset itself is decided lazily, as Hypothesis's feature flags
+//!   are: the first time a worker's selection lands on a rule, one boolean
+//!   says whether that rule is disabled for the worker, and the answer holds
+//!   for the rest of the test case. The last rule of a group that could
+//!   still be enabled is forced on, so every group keeps at least one rule;
+//!   rules that mask each other's bugs are sometimes apart, and a subset of
+//!   one rule often runs long stretches of it.
 //! - Per round ([`StateMachine::next_group`]), whether to go on (at least
 //!   one round; at most `step_count` counted ones; the stop side exists so
 //!   that the shrinker can truncate, so most test cases run the full count)
@@ -35,13 +34,12 @@
 //!   rule this round (one at concurrency 1; up to five otherwise, the first
 //!   worker at least one in the first round, so that every test case runs a
 //!   rule) and which of its enabled rules of the round's group, in
-//!   proportion to the weights: one choice, an index into the enabled rules
-//!   (none when one rule is enabled).
+//!   proportion to the weights.
 //! - Per join point, whether a sampled invariant is checked
 //!   ([`StateMachine::should_check_invariant`]).
 //!
 //! The simplest choices keep every rule and pick the first, so shrinking
-//! re-enables rules and moves steps toward the first enabled rule.
+//! re-enables rules and moves steps toward the first rule.
 
 use crate::choice::IntegerConstraints;
 use crate::data::{StopTest, TestData};
@@ -64,6 +62,9 @@ const MAX_ROUND_RULES: u64 = 5;
 const P_MAX_CONCURRENCY: f64 = 0.75;
 /// The resolution of a weighted choice among rules of unequal weights.
 const WEIGHT_SCALE: i128 = 1 << 24;
+/// Weighted tries at a rule before the selection falls back to the rules
+/// known to be enabled.
+const SELECTION_TRIES: usize = 3;
 /// The step count of protocol 0.16's machines (the client counts steps, so
 /// it only sets how often sampled invariants would be checked).
 const SEQUENTIAL_STEP_COUNT: i64 = 50;
@@ -219,76 +220,45 @@ impl StateMachineSpec {
     }
 }
 
-/// A worker's swarm subset, decided a group at a time: the first time the
-/// worker selects a rule of a group, one boolean per rule of the group says
-/// whether it is disabled for the rest of the test case.
+/// A worker's swarm subset, decided rule by rule as selections reach them.
 #[derive(Clone, Debug)]
 struct Swarm {
     /// The probability that a rule is disabled, drawn at creation.
     p_disabled: f64,
     /// Per rule: decided disabled (`Some(true)`), enabled, or not yet.
     disabled: Vec<Option<bool>>,
-    /// Per group: the positions (in the group's rules) of its enabled
-    /// rules and their weights, once decided.
-    enabled: Vec<Option<Enabled>>,
-}
-
-/// A group's enabled rules, for one worker.
-#[derive(Clone, Debug)]
-struct Enabled {
-    /// Positions in the group's rules, ascending.
-    positions: Vec<usize>,
-    /// Their weights, or `None` when they are all equal.
-    weights: Option<Vec<f64>>,
+    /// Per group: the rules that could still be its last enabled one (empty
+    /// once one of its rules is enabled).
+    last_chance: Vec<Vec<usize>>,
 }
 
 impl Swarm {
-    /// The enabled rules of `group` (whose rules are `members`): decided
-    /// the first time, one boolean per rule in order; when every rule came
-    /// out disabled, one more choice picks the rule that stays enabled, so
-    /// every group keeps a rule and no rule is favoured for it.
-    fn enabled(
+    /// Whether `rule` (of `group`) is enabled: drawn the first time, the
+    /// same choice (forced) every later time, forced on for a group's last
+    /// candidate.
+    fn is_enabled(
         &mut self,
         data: &mut TestData,
-        spec: &StateMachineSpec,
         group: usize,
-        members: &[usize],
-    ) -> Result<&Enabled, StopTest> {
-        let decided = match self.enabled[group].take() {
-            Some(decided) => decided,
-            None => self.decide(data, spec, members)?,
+        rule: usize,
+    ) -> Result<bool, StopTest> {
+        let candidates = &self.last_chance[group];
+        let forced = if candidates.len() == 1 && candidates[0] == rule {
+            Some(false)
+        } else {
+            self.disabled[rule]
         };
-        Ok(self.enabled[group].insert(decided))
-    }
-
-    /// Decides which of a group's rules (`members`) are enabled.
-    fn decide(
-        &mut self,
-        data: &mut TestData,
-        spec: &StateMachineSpec,
-        members: &[usize],
-    ) -> Result<Enabled, StopTest> {
-        let mut positions = Vec::with_capacity(members.len());
-        if let [rule] = members {
-            // A group's only rule is always enabled: nothing to choose.
-            self.disabled[*rule] = Some(false);
-            positions.push(0);
+        let disabled = match forced {
+            Some(v) => data.force_boolean(self.p_disabled, v)?,
+            None => data.draw_boolean(self.p_disabled)?,
+        };
+        self.disabled[rule] = Some(disabled);
+        if disabled {
+            self.last_chance[group].retain(|r| *r != rule);
+        } else {
+            self.last_chance[group].clear();
         }
-        for (k, rule) in members.iter().enumerate().filter(|_| members.len() > 1) {
-            let disabled = data.draw_boolean(self.p_disabled)?;
-            self.disabled[*rule] = Some(disabled);
-            if !disabled {
-                positions.push(k);
-            }
-        }
-        if positions.is_empty() {
-            let k = uniform_index(data, members.len())?;
-            self.disabled[members[k]] = Some(false);
-            positions.push(k);
-        }
-        let weights: Vec<f64> = positions.iter().map(|k| spec.weight(members[*k])).collect();
-        let weights = weights.iter().any(|w| *w != weights[0]).then_some(weights);
-        Ok(Enabled { positions, weights })
+        Ok(!disabled)
     }
 }
 
@@ -321,6 +291,9 @@ pub struct StateMachine {
     rounds_started: u64,
     /// Rounds that had a rule rejected at concurrency 1 (they do not count).
     rounds_rejected: u64,
+    /// The weights of a selection's candidates, kept between selections so
+    /// that a rule step allocates nothing.
+    weights: Vec<f64>,
 }
 
 impl StateMachine {
@@ -365,7 +338,7 @@ impl StateMachine {
                 swarm: Swarm {
                     p_disabled: steps as f64 / 255.0,
                     disabled: vec![None; spec.rule_groups.len()],
-                    enabled: vec![None; groups.len()],
+                    last_chance: groups.clone(),
                 },
                 drawn: 0,
                 rejected: 0,
@@ -381,6 +354,7 @@ impl StateMachine {
             current_group: 0,
             rounds_started: 0,
             rounds_rejected: 0,
+            weights: Vec::new(),
         })
     }
 
@@ -390,8 +364,7 @@ impl StateMachine {
     }
 
     /// The rules worker 0's swarm has decided to enable so far, by index,
-    /// in ascending order (a rule of a group not yet reached is in none of
-    /// the lists).
+    /// in ascending order (a rule not yet reached is in none of the lists).
     pub fn enabled_rules(&self) -> Vec<usize> {
         self.decided(0, false)
     }
@@ -564,9 +537,10 @@ impl StateMachine {
     }
 
     /// A rule of `group` among `worker`'s enabled ones, in proportion to
-    /// the weights: one choice per selection (none when one rule is
-    /// enabled), an index into the enabled rules, so that shrinking moves
-    /// each step toward the first enabled rule.
+    /// the weights: a few weighted tries (each deciding the swarm status of
+    /// the rule it lands on), then a weighted choice among the rules that
+    /// are enabled, recorded once more as one integer so that shrinking
+    /// sees the rule chosen as a single value.
     fn select(
         &mut self,
         data: &mut TestData,
@@ -574,23 +548,58 @@ impl StateMachine {
         group: usize,
     ) -> Result<usize, StopTest> {
         let members = &self.groups[group];
-        let enabled = self.workers[worker]
-            .swarm
-            .enabled(data, &self.spec, group, members)?;
-        let i = match &enabled.weights {
-            None => uniform_index(data, enabled.positions.len())?,
-            Some(weights) => weighted_index(data, weights)?,
-        };
-        Ok(members[enabled.positions[i]])
+        let mut weights = std::mem::take(&mut self.weights);
+        weights.clear();
+        weights.extend(members.iter().map(|r| self.spec.weight(*r)));
+        let chosen = select_among(
+            data,
+            members,
+            &mut weights,
+            &mut self.workers[worker].swarm,
+            group,
+        );
+        self.weights = weights;
+        chosen
     }
 }
 
-/// An index in `[0, n)`, uniformly; no choice when there is one.
-fn uniform_index(data: &mut TestData, n: usize) -> Result<usize, StopTest> {
-    if n <= 1 {
-        return Ok(0);
+/// [`StateMachine::select`] over `members` of `group`, with `weights` (one
+/// per member) to zero out as swarm-disabled rules are met.
+fn select_among(
+    data: &mut TestData,
+    members: &[usize],
+    weights: &mut [f64],
+    swarm: &mut Swarm,
+    group: usize,
+) -> Result<usize, StopTest> {
+    for _ in 0..SELECTION_TRIES {
+        let k = weighted_index(data, weights)?;
+        if weights[k] > 0.0 {
+            if swarm.is_enabled(data, group, members[k])? {
+                return Ok(members[k]);
+            }
+            weights[k] = 0.0;
+        }
     }
-    Ok(data.draw_integer(IntegerConstraints::bounded(0, n as i128 - 1))? as usize)
+    let mut allowed = Vec::new();
+    let mut allowed_weights = Vec::new();
+    for (k, rule) in members.iter().enumerate() {
+        if weights[k] > 0.0 && swarm.is_enabled(data, group, *rule)? {
+            allowed.push(k);
+            allowed_weights.push(weights[k]);
+        }
+    }
+    // A group's last candidate is forced on, so some rule is enabled;
+    // were none, the first rule would run rather than none.
+    let k = match allowed.len() {
+        0 => 0,
+        _ => allowed[weighted_index(data, &allowed_weights)?],
+    };
+    data.force_integer(
+        IntegerConstraints::bounded(0, members.len() as i128 - 1),
+        k as i128,
+    )?;
+    Ok(members[k])
 }
 
 /// An index in `[0, weights.len())` drawn with probability proportional to
@@ -601,7 +610,7 @@ fn weighted_index(data: &mut TestData, weights: &[f64]) -> Result<usize, StopTes
         return Ok(0);
     }
     if weights.iter().all(|w| *w == weights[0]) {
-        return uniform_index(data, n);
+        return Ok(data.draw_integer(IntegerConstraints::bounded(0, n as i128 - 1))? as usize);
     }
     // One integer choice mapped through the cumulative weights: generation
     // follows the weights and shrinking moves toward the first index.
@@ -641,7 +650,7 @@ mod tests {
         let mut data = TestData::replaying(Vec::new(), 100);
         let mut machine = StateMachine::new(&mut data, rules(4)).unwrap();
         assert_eq!(machine.pick_rule(&mut data), Ok(0));
-        assert_eq!(machine.enabled_rules(), vec![0, 1, 2, 3]);
+        assert_eq!(machine.enabled_rules(), vec![0]);
         let mut data = TestData::replaying(Vec::new(), 100);
         let mut machine = StateMachine::with_spec(&mut data, spec(vec![0, 0], (1, 1), 9)).unwrap();
         assert_eq!(machine.next_group(&mut data), Ok(Some(0)));
@@ -696,26 +705,6 @@ mod tests {
                     .filter(|r| groups[*r] == g)
                     .all(|r| disabled.contains(&r));
                 assert!(!all_off, "seed {seed}: group {g} lost every rule");
-            }
-        }
-    }
-
-    #[test]
-    fn a_selection_is_one_choice_once_its_group_is_decided() {
-        for seed in 0..100 {
-            let mut data = generating(seed);
-            let mut machine = StateMachine::new(&mut data, rules(3)).unwrap();
-            machine.pick_rule(&mut data).unwrap();
-            // The group's swarm subset is decided at its first selection.
-            let decided = machine.enabled_rules().len() + machine.disabled_rules().len();
-            assert_eq!(decided, 3, "seed {seed}");
-            let enabled = machine.enabled_rules();
-            for _ in 0..20 {
-                let before = data.choices().len();
-                let rule = machine.pick_rule(&mut data).unwrap();
-                assert!(enabled.contains(&rule), "seed {seed}");
-                let made = data.choices().len() - before;
-                assert_eq!(made, usize::from(enabled.len() > 1), "seed {seed}");
             }
         }
     }
