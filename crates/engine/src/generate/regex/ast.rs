@@ -150,6 +150,26 @@ pub(super) enum Node {
     },
 }
 
+/// A set of positions in text still to come, as bits (see [`Node::ends_in`]).
+pub(super) type Positions = u128;
+
+/// How many characters of text still to come [`Node::ends_in`] looks at.
+pub(super) const AHEAD_LOOKED_AT: usize = 100;
+
+/// Applies `step` to each position in `from` below `len` and unites the
+/// results; the position `len` (past the text) stays.
+fn each(from: Positions, len: usize, mut step: impl FnMut(usize) -> Positions) -> Positions {
+    let past = 1u128 << len;
+    let mut out = from & past;
+    let mut rest = from & (past - 1);
+    while rest != 0 {
+        let p = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        out |= step(p);
+    }
+    out
+}
+
 /// Widths of matches as (shortest, longest if bounded).
 pub(super) type Width = (usize, Option<usize>);
 
@@ -258,6 +278,89 @@ impl Node {
             | Node::Class(_)
             | Node::Anchor(_)
             | Node::Backref { .. } => false,
+        }
+    }
+
+    /// Where in `ahead` (at most [`AHEAD_LOOKED_AT`] characters of text
+    /// still to come) text generated for this node may end, starting from
+    /// any of the positions in `from` (a set of positions as bits; the bit
+    /// of `ahead.len()` stands for "past all of it", where anything goes).
+    /// No bits: nothing this node generates agrees with `ahead`.
+    /// Conservative: where that depends on context (backreferences,
+    /// conditionals), every position from the first onwards.
+    pub(super) fn ends_in(&self, ahead: &[u32], from: Positions) -> Positions {
+        let past = 1u128 << ahead.len();
+        match self {
+            Node::Empty | Node::Anchor(_) | Node::Look { .. } => from,
+            Node::Text(text) => each(from, ahead.len(), |p| {
+                let mut at = p;
+                for &c in text {
+                    match ahead.get(at) {
+                        None => return past,
+                        Some(&a) if a == c => at += 1,
+                        Some(_) => return 0,
+                    }
+                }
+                1 << at
+            }),
+            Node::Class(class) => each(from, ahead.len(), |p| match ahead.get(p) {
+                None => past,
+                Some(&a) if class.generate.contains(a) => 1 << (p + 1),
+                Some(_) => 0,
+            }),
+            Node::Group { body, .. } | Node::Atomic(body) => body.ends_in(ahead, from),
+            Node::Concat(items) => items
+                .iter()
+                .try_fold(from, |at, item| {
+                    let next = item.ends_in(ahead, at);
+                    (next != 0).then_some(next)
+                })
+                .unwrap_or(0),
+            Node::Alt { branches, viable } => viable
+                .iter()
+                .fold(0, |all, &b| all | branches[b].ends_in(ahead, from)),
+            Node::Repeat {
+                body,
+                min,
+                max,
+                body_viable,
+                ..
+            } => {
+                if !*body_viable {
+                    return if *min == 0 { from } else { 0 };
+                }
+                let mut ends = 0;
+                // Where `count` repeats may end.
+                let mut at = from;
+                let mut count = 0usize;
+                loop {
+                    if count >= *min {
+                        ends |= at;
+                    }
+                    if at == 0 || max.is_some_and(|m| count >= m) {
+                        break;
+                    }
+                    let next = body.ends_in(ahead, at);
+                    if next == at {
+                        // Every further repeat ends where this one did.
+                        ends |= at;
+                        break;
+                    }
+                    at = next;
+                    count += 1;
+                }
+                ends
+            }
+            Node::Backref { .. } | Node::Conditional { .. } => {
+                if from == 0 {
+                    0
+                } else {
+                    // Every position from the lowest one in `from`.
+                    let lowest = from.trailing_zeros();
+                    let upto = (past << 1).wrapping_sub(1);
+                    upto & !((1u128 << lowest) - 1)
+                }
+            }
         }
     }
 

@@ -24,7 +24,8 @@
 //! but not kept in place: its text is what the rest of the pattern produces
 //! next ([`Draft::ahead`]). Classes and runs take those characters instead of
 //! drawing them (a run ends early where the text goes on with a character it
-//! cannot take), literals and backreferences compare with them. A character
+//! cannot take), alternations draw only among the branches whose text can
+//! agree with it, literals and backreferences compare with them. A character
 //! what follows cannot produce is dropped: a flexible body (`.*\d`) may still
 //! hold, and search mode keeps the dropped characters for just after the
 //! match. What is left when the pattern is done is appended, and left out
@@ -33,7 +34,7 @@
 //! look-behind's text belongs before the position. Without a positive
 //! look-ahead, none of this changes the choices drawn.
 
-use super::ast::{Anchor, Node};
+use super::ast::{AHEAD_LOOKED_AT, Anchor, Node};
 use super::matcher::{Captures, Matcher};
 use crate::charset::CharSet;
 use crate::choice::{IntegerConstraints, SizeConstraints};
@@ -206,17 +207,35 @@ pub(super) fn emit<'n>(
                 emit(item, data, draft)?;
             }
         }
-        Node::Alt { branches, viable } => match viable.as_slice() {
-            [] => return Err(data.reject()),
-            [only] => emit(&branches[*only], data, draft)?,
-            _ => {
-                data.start_span(BRANCH_SPAN);
-                let i =
-                    data.draw_integer(IntegerConstraints::bounded(0, viable.len() as i128 - 1))?;
-                emit(&branches[viable[i as usize]], data, draft)?;
-                data.stop_span(false);
+        Node::Alt { branches, viable } => {
+            // With look-ahead text to produce, only the branches whose text
+            // can agree with it (be the start of it, or start with all of
+            // it) are drawn from, when any can.
+            let fitting: Vec<usize>;
+            let choices = if viable.len() > 1 && !draft.ahead.is_empty() {
+                let looked_at = draft.ahead.len().min(AHEAD_LOOKED_AT);
+                let ahead = &draft.ahead.make_contiguous()[..looked_at];
+                fitting = viable
+                    .iter()
+                    .copied()
+                    .filter(|&b| branches[b].ends_in(ahead, 1) != 0)
+                    .collect();
+                if fitting.is_empty() { viable } else { &fitting }
+            } else {
+                viable
+            };
+            match choices.as_slice() {
+                [] => return Err(data.reject()),
+                [only] => emit(&branches[*only], data, draft)?,
+                _ => {
+                    data.start_span(BRANCH_SPAN);
+                    let i = data
+                        .draw_integer(IntegerConstraints::bounded(0, choices.len() as i128 - 1))?;
+                    emit(&branches[choices[i as usize]], data, draft)?;
+                    data.stop_span(false);
+                }
             }
-        },
+        }
         Node::Repeat {
             body,
             min,
