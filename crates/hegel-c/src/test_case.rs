@@ -23,7 +23,7 @@ use crate::text;
 use geist_engine::data::MAX_STREAM_DEPTH;
 use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -54,6 +54,9 @@ pub type Handback = Arc<Mutex<Option<Completed>>>;
 
 /// The state every handle of one test case shares.
 pub struct Family {
+    /// Distinct for every family the library makes: handles kept in place
+    /// ([`handles::Slots`]) name their test case by it.
+    pub id: u64,
     state: Mutex<FamilyState>,
     completed: AtomicBool,
     handback: Option<Handback>,
@@ -131,7 +134,10 @@ impl FamilyState {
 impl Family {
     /// A family around `data`; `handback` is where the run wants it back.
     pub fn new(data: Box<TestData>, handback: Option<Handback>, capture: bool) -> Arc<Family> {
+        // Starts at 1: 0 names no family.
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Arc::new(Family {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             state: Mutex::new(FamilyState {
                 streams: vec![Stream {
                     data,
