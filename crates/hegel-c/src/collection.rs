@@ -7,11 +7,12 @@ use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::generate::size_bounds;
-use crate::handles::{self, handled};
-use crate::test_case::{handle, hegel_test_case_t, with_handle};
+use crate::handles::{self, Reusable, Slots, handled};
+use crate::test_case::{TestCaseHandle, handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::choice::IntegerConstraints;
 use geist_engine::data::Collection;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Opaque to C: `hegel_collection_t`.
@@ -19,11 +20,31 @@ pub enum hegel_collection_t {}
 /// Opaque to C: `hegel_repeat_t`.
 pub enum hegel_repeat_t {}
 
-/// A collection's sizing state.
+/// A collection's sizing state and the test case it belongs to. A vector
+/// makes one and asks it once per element, so collections live in place in
+/// [`COLLECTIONS`]: no allocation per collection, and finding one is a
+/// bounds check and a load.
+#[derive(Default)]
 pub struct CollectionHandle {
-    sizing: Mutex<Collection>,
+    /// `None` while the slot is vacant.
+    sizing: Mutex<Option<Collection>>,
+    /// The id of its test case ([`crate::test_case::Family::id`]).
+    family: AtomicU64,
 }
-handled!(CollectionHandle, 7, "collection");
+
+impl Reusable for CollectionHandle {
+    fn reset(&self) {
+        *self.sizing.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.family.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The kind tag of collection handles.
+const COLLECTION_KIND: u8 = 7;
+const COLLECTION_NAME: &str = "collection";
+
+/// Every collection handle.
+static COLLECTIONS: Slots<CollectionHandle> = Slots::new();
 
 /// A repeat loop's sizing state.
 pub struct RepeatHandle {
@@ -35,7 +56,7 @@ handled!(RepeatHandle, 8, "repeat");
 /// has no maximum, the engine decides iteration by iteration.
 const REPEAT_MAX_MIN_ITERATIONS: i128 = 1 << 40;
 
-fn lock<'a>(sizing: &'a Mutex<Collection>, what: &str) -> AbiResult<MutexGuard<'a, Collection>> {
+fn lock<'a, T>(sizing: &'a Mutex<T>, what: &str) -> AbiResult<MutexGuard<'a, T>> {
     match sizing.try_lock() {
         Ok(guard) => Ok(guard),
         Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
@@ -43,6 +64,28 @@ fn lock<'a>(sizing: &'a Mutex<Collection>, what: &str) -> AbiResult<MutexGuard<'
             "the {what} is in use on another thread"
         ))),
     }
+}
+
+/// The collection behind a handle, refused unless it was made in `tc`'s
+/// test case.
+#[inline(always)]
+fn collection_of(
+    tc: &TestCaseHandle,
+    collection: *const hegel_collection_t,
+) -> AbiResult<&'static CollectionHandle> {
+    let found = COLLECTIONS.find(collection, COLLECTION_KIND, COLLECTION_NAME)?;
+    if found.family.load(Ordering::Relaxed) != tc.family.id {
+        return Err(AbiError::InvalidHandle(
+            "the collection belongs to another test case".into(),
+        ));
+    }
+    Ok(found)
+}
+
+/// A collection freed while this call held it (another thread's free).
+#[cold]
+fn vacant() -> AbiError {
+    AbiError::InvalidHandle("the collection was freed while in use".into())
 }
 
 /// Starts a collection.
@@ -66,11 +109,18 @@ pub extern "C" fn hegel_new_collection(
                 (min, Some(max))
             };
             tc.draw(|_| Ok(()))?;
-            let sizing = Collection::new(max.0, max.1);
-            let handle = handles::insert(Arc::new(CollectionHandle {
-                sizing: Mutex::new(sizing),
-            }))?;
-            write(out_collection, handle, "out_collection")
+            let handle = COLLECTIONS
+                .insert(COLLECTION_KIND, |collection| {
+                    *collection.sizing.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Collection::new(max.0, max.1));
+                    collection.family.store(tc.family.id, Ordering::Relaxed);
+                })
+                .ok_or_else(|| AbiError::Internal("too many live collection handles".into()))?;
+            write(
+                out_collection,
+                handle as *mut hegel_collection_t,
+                "out_collection",
+            )
         })
     })
 }
@@ -85,12 +135,12 @@ pub extern "C" fn hegel_collection_more(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            handles::with::<CollectionHandle, _, _>(collection, |collection| {
-                require(out_more, "out_more")?;
-                let mut sizing = lock(&collection.sizing, "collection")?;
-                let more = tc.draw(|data| Ok(sizing.more(data)?))?;
-                write(out_more, more, "out_more")
-            })?
+            let collection = collection_of(tc, collection)?;
+            require(out_more, "out_more")?;
+            let mut sizing = lock(&collection.sizing, COLLECTION_NAME)?;
+            let sizing = sizing.as_mut().ok_or_else(vacant)?;
+            let more = tc.draw(|data| Ok(sizing.more(data)?))?;
+            write(out_more, more, "out_more")
         })
     })
 }
@@ -105,10 +155,11 @@ pub extern "C" fn hegel_collection_reject(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            let collection = handles::get::<CollectionHandle, _>(collection)?;
+            let collection = collection_of(tc, collection)?;
             // SAFETY: the caller's optional view (validated, otherwise unused).
             unsafe { text::optional_text(why, "why")? };
-            let mut sizing = lock(&collection.sizing, "collection")?;
+            let mut sizing = lock(&collection.sizing, COLLECTION_NAME)?;
+            let sizing = sizing.as_mut().ok_or_else(vacant)?;
             tc.draw(|data| Ok(sizing.reject(data)?))
         })
     })
@@ -121,7 +172,7 @@ pub extern "C" fn hegel_collection_free(
     collection: *mut hegel_collection_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        handles::free::<CollectionHandle, _>(collection).map(drop)
+        COLLECTIONS.release(collection, COLLECTION_KIND, COLLECTION_NAME)
     })
 }
 

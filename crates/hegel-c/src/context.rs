@@ -7,7 +7,7 @@
 
 use crate::abi::{hegel_result_t, hegel_string_t};
 use crate::error::{AbiError, AbiResult};
-use crate::handles::{self, handled};
+use crate::handles::{Reusable, Slots};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,13 +16,54 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub enum hegel_context_t {}
 
 /// A context: the message of the last failed call made with it.
+///
+/// Every call names one, so contexts live in place in a [`Slots`] table:
+/// finding one is a bounds check and an atomic load (a freed or foreign
+/// handle is not found), and the call's success costs one more load (the
+/// message is cleared only when there is one).
 pub struct Context {
     /// The message, NUL-terminated (just the NUL when empty).
     message: Mutex<Vec<u8>>,
     /// Whether the message is non-empty (so success clears it cheaply).
     holds_message: AtomicBool,
 }
-handled!(Context, 1, "context");
+
+/// The kind tag of context handles.
+const CONTEXT_KIND: u8 = 1;
+
+/// Every context ever made.
+static CONTEXTS: Slots<Context> = Slots::new();
+
+impl Default for Context {
+    fn default() -> Context {
+        Context {
+            message: Mutex::new(vec![0]),
+            holds_message: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Reusable for Context {
+    fn reset(&self) {
+        *self.message.lock().unwrap_or_else(|e| e.into_inner()) = vec![0];
+        self.holds_message.store(false, Ordering::Relaxed);
+    }
+}
+
+/// The live context behind a handle.
+#[inline(always)]
+fn context(ctx: *const hegel_context_t) -> Option<&'static Context> {
+    CONTEXTS.get(ctx as usize, CONTEXT_KIND)
+}
+
+/// The error of a context handle not found.
+#[cold]
+fn invalid_context(ctx: *const hegel_context_t) -> AbiError {
+    AbiError::InvalidHandle(format!(
+        "the context handle {:#x} was freed or never existed",
+        ctx as usize
+    ))
+}
 
 impl Context {
     /// Records a call's outcome: its message, or none after a success.
@@ -78,16 +119,12 @@ pub fn guard(ctx: *const hegel_context_t, body: impl FnOnce() -> AbiResult) -> h
     let outcome = if ctx.is_null() {
         run()
     } else {
-        // The body runs with the context looked up, not copied out: no
-        // reference count is touched when this thread used it last.
-        match handles::with::<Context, _, _>(ctx, |context| {
-            let outcome = run();
-            context.record(&outcome);
-            outcome
-        }) {
-            Ok(outcome) => outcome,
-            Err(error) => return error.code(),
-        }
+        let Some(context) = context(ctx) else {
+            return invalid_context(ctx).code();
+        };
+        let outcome = run();
+        context.record(&outcome);
+        outcome
     };
     match outcome {
         Ok(()) => hegel_result_t::HEGEL_OK,
@@ -117,24 +154,23 @@ pub fn require<T>(out: *const T, what: &str) -> AbiResult {
 /// Returns a new error-reporting context. Never NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn hegel_context_new() -> *mut hegel_context_t {
-    let context = std::sync::Arc::new(Context {
-        message: Mutex::new(vec![0]),
-        holds_message: AtomicBool::new(false),
-    });
-    match handles::insert(context) {
-        Ok(handle) => handle,
-        // The slab is full (billions of live contexts): there is no way to
+    match catch_unwind(|| CONTEXTS.insert(CONTEXT_KIND, |_| ())) {
+        Ok(Some(handle)) => handle as *mut hegel_context_t,
+        // The table is full (millions of live contexts): there is no way to
         // report it but a NULL, which every call accepts as "no context".
-        Err(_) => std::ptr::null_mut(),
+        _ => std::ptr::null_mut(),
     }
 }
 
 /// Frees a context; NULL is a no-op.
 #[unsafe(no_mangle)]
 pub extern "C" fn hegel_context_free(ctx: *mut hegel_context_t) -> hegel_result_t {
-    match catch_unwind(|| handles::free::<Context, _>(ctx)) {
-        Ok(Ok(_)) => hegel_result_t::HEGEL_OK,
-        Ok(Err(error)) => error.code(),
+    if ctx.is_null() {
+        return hegel_result_t::HEGEL_OK;
+    }
+    match catch_unwind(|| CONTEXTS.free(ctx as usize, CONTEXT_KIND)) {
+        Ok(true) => hegel_result_t::HEGEL_OK,
+        Ok(false) => invalid_context(ctx).code(),
         Err(_) => hegel_result_t::HEGEL_E_INTERNAL,
     }
 }
@@ -151,7 +187,7 @@ pub extern "C" fn hegel_context_last_error(ctx: *const hegel_context_t) -> hegel
     if ctx.is_null() {
         return empty;
     }
-    let Ok(context) = handles::get::<Context, _>(ctx) else {
+    let Some(context) = context(ctx) else {
         return empty;
     };
     let message = context.message.lock().unwrap_or_else(|e| e.into_inner());

@@ -28,12 +28,20 @@
 //! handle when it frees it; another thread that remembered it drops its
 //! reference at its next slab lookup of that kind, or when it is pushed
 //! out by newer ones.
+//!
+//! Kinds whose objects are cheap to keep for ever and to reset for reuse
+//! (contexts, collections, state machine handles) live in place instead, in
+//! a [`Slots`] table: a handle is a slot index and a generation, a lookup
+//! is a bounds check and one atomic load, with no thread-local state, no
+//! reference count and no allocation per handle. A slot's memory is never
+//! freed, so a handle freed while another thread still uses it names a
+//! valid (vacant or reused) object, never freed memory.
 
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
 use std::cell::RefCell;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The slabs' layout: the top byte of every key is ours, for the kind tag.
 pub struct HandleConfig;
@@ -355,6 +363,194 @@ pub fn free<T: Handled, H>(handle: *mut H) -> Result<Option<Arc<T>>, AbiError> {
     }
 }
 
+/// A table of objects that live in place: a handle is a slot's index and
+/// the generation it was handed out under, and a lookup is a bounds check
+/// and one atomic load, with no thread-local state and no reference count.
+///
+/// For objects cheap to keep for ever and to reset for reuse (contexts): a
+/// slot's memory is never freed, so a freed handle still points at a valid
+/// object, and the generation is what refuses it. The object is reset (by
+/// [`Reusable::reset`]) when its slot is handed out again, never while a
+/// handle to it is live. A call racing with the free of the handle it uses
+/// touches an object that is live or vacant, never freed memory.
+pub struct Slots<T: 'static> {
+    /// Segment `s` holds `SEGMENT_BASE << s` slots; made on first use.
+    segments: [OnceLock<Box<[Slot<T>]>>; SEGMENTS],
+    /// Vacant slots and the next index never used.
+    vacant: Mutex<Vacant>,
+}
+
+/// The vacant slots of a [`Slots`] table.
+struct Vacant {
+    freed: Vec<u32>,
+    next: u32,
+}
+
+/// One slot: its generation word (odd while the slot is live, even while
+/// vacant; bumped by one at each hand-out and each free) and its object.
+pub struct Slot<T> {
+    generation: AtomicU32,
+    value: T,
+}
+
+/// An object kept in a [`Slots`] table.
+pub trait Reusable: Default + Send + Sync + 'static {
+    /// Readies a vacant slot's object for a new handle.
+    fn reset(&self);
+}
+
+const SEGMENT_BASE: usize = 64;
+const SEGMENTS: usize = 19;
+/// Bits of a slot handle holding the slot's index (the top byte is the
+/// kind tag, the 32 bits below it the generation).
+const SLOT_INDEX_BITS: u32 = 24;
+const SLOT_INDEX_MASK: usize = (1 << SLOT_INDEX_BITS) - 1;
+// A slot handle is the kind (8 bits), the generation (32) and the index (24).
+const _: () = assert!(KIND_SHIFT == 32 + SLOT_INDEX_BITS);
+
+/// The segment and offset of slot `index`.
+#[inline(always)]
+fn segment_of(index: usize) -> (usize, usize) {
+    let block = index / SEGMENT_BASE + 1;
+    let segment = (usize::BITS - 1 - block.leading_zeros()) as usize;
+    (segment, index - SEGMENT_BASE * ((1 << segment) - 1))
+}
+
+impl<T: Reusable> Slots<T> {
+    /// An empty table.
+    pub const fn new() -> Slots<T> {
+        Slots {
+            segments: [const { OnceLock::new() }; SEGMENTS],
+            vacant: Mutex::new(Vacant {
+                freed: Vec::new(),
+                next: 0,
+            }),
+        }
+    }
+
+    fn slot(&self, index: usize) -> Option<&Slot<T>> {
+        let (segment, offset) = segment_of(index);
+        self.segments.get(segment)?.get()?.get(offset)
+    }
+
+    /// Hands out a slot, its object reset and then set up by `init` (before
+    /// the handle is live); returns its handle with the kind's tag `kind`,
+    /// or `None` when every index is in use.
+    pub fn insert(&self, kind: u8, init: impl FnOnce(&T)) -> Option<usize> {
+        let mut vacant = self.vacant.lock().unwrap_or_else(|e| e.into_inner());
+        let index = match vacant.freed.pop() {
+            Some(index) => index as usize,
+            None => {
+                let index = vacant.next as usize;
+                if index > SLOT_INDEX_MASK {
+                    return None;
+                }
+                let (segment, _) = segment_of(index);
+                self.segments.get(segment)?.get_or_init(|| {
+                    (0..SEGMENT_BASE << segment)
+                        .map(|_| Slot {
+                            generation: AtomicU32::new(0),
+                            value: T::default(),
+                        })
+                        .collect()
+                });
+                vacant.next += 1;
+                index
+            }
+        };
+        drop(vacant);
+        let slot = self.slot(index)?;
+        slot.value.reset();
+        init(&slot.value);
+        // Vacant (even) to live (odd); published after the reset.
+        let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1);
+        slot.generation.store(generation, Ordering::Release);
+        Some((usize::from(kind) << KIND_SHIFT) | ((generation as usize) << SLOT_INDEX_BITS) | index)
+    }
+
+    /// The live object behind `raw` (a handle of kind `kind`), or `None`.
+    #[inline(always)]
+    pub fn get(&self, raw: usize, kind: u8) -> Option<&T> {
+        if raw >> KIND_SHIFT != usize::from(kind) {
+            return None;
+        }
+        let generation = ((raw & KEY_MASK) >> SLOT_INDEX_BITS) as u32;
+        let slot = self.slot(raw & SLOT_INDEX_MASK)?;
+        (generation & 1 == 1 && slot.generation.load(Ordering::Acquire) == generation)
+            .then_some(&slot.value)
+    }
+
+    /// [`Slots::get`] with the ABI's error for a handle not found: NULL,
+    /// of another kind, freed or never handed out. `name` names the kind.
+    #[inline(always)]
+    pub fn find<H>(&self, handle: *const H, kind: u8, name: &str) -> Result<&T, AbiError> {
+        match self.get(handle as usize, kind) {
+            Some(value) => Ok(value),
+            None => Err(not_found(handle as usize, kind, name)),
+        }
+    }
+
+    /// Frees the handle `handle` of kind `kind` (NULL is a no-op), with the
+    /// ABI's error for a handle not live.
+    pub fn release<H>(&self, handle: *const H, kind: u8, name: &str) -> Result<(), AbiError> {
+        if handle.is_null() || self.free(handle as usize, kind) {
+            Ok(())
+        } else {
+            Err(not_found(handle as usize, kind, name))
+        }
+    }
+
+    /// Frees the slot behind `raw`; `false` when it is not live.
+    pub fn free(&self, raw: usize, kind: u8) -> bool {
+        if raw >> KIND_SHIFT != usize::from(kind) {
+            return false;
+        }
+        let generation = ((raw & KEY_MASK) >> SLOT_INDEX_BITS) as u32;
+        let index = raw & SLOT_INDEX_MASK;
+        let Some(slot) = self.slot(index) else {
+            return false;
+        };
+        if generation & 1 == 0
+            || slot
+                .generation
+                .compare_exchange(
+                    generation,
+                    generation.wrapping_add(1),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
+                .is_err()
+        {
+            return false;
+        }
+        self.vacant
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .freed
+            .push(index as u32);
+        true
+    }
+}
+
+/// The error of a slot handle not found.
+#[cold]
+#[inline(never)]
+fn not_found(raw: usize, kind: u8, name: &str) -> AbiError {
+    AbiError::InvalidHandle(if raw == 0 {
+        format!("the {name} handle is NULL")
+    } else if raw >> KIND_SHIFT != usize::from(kind) {
+        format!("{raw:#x} is not a {name} handle")
+    } else {
+        format!("the {name} handle {raw:#x} was freed or never existed")
+    })
+}
+
+impl<T: Reusable> Default for Slots<T> {
+    fn default() -> Self {
+        Slots::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -504,5 +700,110 @@ mod tests {
         assert_ne!(old, new);
         assert!(get::<Thing, u8>(old).is_err());
         assert_eq!(get::<Thing, u8>(new).expect("live").0, 2);
+    }
+
+    #[derive(Default)]
+    struct Cell(AtomicU32);
+    impl Reusable for Cell {
+        fn reset(&self) {
+            self.0.store(0, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_slot_handle_is_found_while_live_and_refused_once_freed() {
+        static CELLS: Slots<Cell> = Slots::new();
+        let h = CELLS.insert(202, |_| ()).expect("inserts");
+        CELLS
+            .get(h, 202)
+            .expect("live")
+            .0
+            .store(9, Ordering::Relaxed);
+        assert_eq!(
+            CELLS.get(h, 202).expect("live").0.load(Ordering::Relaxed),
+            9
+        );
+        // Another kind's tag, NULL, garbage and an index never handed out.
+        assert!(CELLS.get(h, 203).is_none());
+        assert!(CELLS.get(0, 202).is_none());
+        assert!(CELLS.get(0x1234, 202).is_none());
+        assert!(CELLS.get(h ^ 1 << 20, 202).is_none());
+        assert!(CELLS.get(h ^ 1 << SLOT_INDEX_BITS, 202).is_none());
+        assert!(CELLS.free(h, 202));
+        assert!(CELLS.get(h, 202).is_none());
+        assert!(!CELLS.free(h, 202), "freed twice");
+        // The slot is reused under a new generation, its object reset; the
+        // old handle stays refused.
+        let again = CELLS.insert(202, |_| ()).expect("inserts");
+        assert_ne!(again, h);
+        assert_eq!(again & SLOT_INDEX_MASK, h & SLOT_INDEX_MASK);
+        assert!(CELLS.get(h, 202).is_none());
+        assert!(!CELLS.free(h, 202));
+        assert_eq!(
+            CELLS
+                .get(again, 202)
+                .expect("live")
+                .0
+                .load(Ordering::Relaxed),
+            0
+        );
+        assert!(CELLS.free(again, 202));
+    }
+
+    #[test]
+    fn slot_handles_span_segments_and_threads() {
+        static CELLS: Slots<Cell> = Slots::new();
+        let handles: Vec<usize> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..4)
+                .map(|t| {
+                    scope.spawn(move || {
+                        (0..300u32)
+                            .map(|i| {
+                                let h = CELLS.insert(202, |_| ()).expect("inserts");
+                                CELLS
+                                    .get(h, 202)
+                                    .expect("live")
+                                    .0
+                                    .store(t * 1000 + i, Ordering::Relaxed);
+                                h
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("joins"))
+                .collect()
+        });
+        let mut indices: Vec<usize> = handles.iter().map(|h| h & SLOT_INDEX_MASK).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        assert_eq!(indices.len(), 1200, "every live handle has its own slot");
+        for (n, h) in handles.iter().enumerate() {
+            let expected = (n / 300) as u32 * 1000 + (n % 300) as u32;
+            assert_eq!(
+                CELLS.get(*h, 202).expect("live").0.load(Ordering::Relaxed),
+                expected
+            );
+        }
+        for h in &handles {
+            assert!(CELLS.free(*h, 202));
+            assert!(CELLS.get(*h, 202).is_none());
+        }
+    }
+
+    #[test]
+    fn segments_cover_every_index_once() {
+        let mut expected = (0, 0);
+        for index in 0..SEGMENT_BASE * 40 {
+            let (segment, offset) = segment_of(index);
+            assert_eq!((segment, offset), expected, "index {index}");
+            expected.1 += 1;
+            if expected.1 == SEGMENT_BASE << segment {
+                expected = (segment + 1, 0);
+            }
+        }
+        assert!(segment_of(SLOT_INDEX_MASK).0 < SEGMENTS);
     }
 }

@@ -786,20 +786,22 @@ pub extern "C" fn hegel_next_test_case(
     out_test_case: *mut *mut hegel_test_case_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let run = handles::get::<Run, _>(run)?;
-        require(out_test_case, "out_test_case")?;
-        let mut state = match run.state.try_lock() {
-            Ok(state) => state,
-            // A panic while advancing ended the run already (see below).
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(AbiError::ConcurrentUse(
-                    "the run is being advanced on another thread".into(),
-                ));
-            }
-        };
-        let next = state.advance()?;
-        write(out_test_case, next, "out_test_case")
+        // Looked up without copying it out (see `handles::with`).
+        handles::with::<Run, _, _>(run, |run| {
+            require(out_test_case, "out_test_case")?;
+            let mut state = match run.state.try_lock() {
+                Ok(state) => state,
+                // A panic while advancing ended the run already (see below).
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    return Err(AbiError::ConcurrentUse(
+                        "the run is being advanced on another thread".into(),
+                    ));
+                }
+            };
+            let next = state.advance()?;
+            write(out_test_case, next, "out_test_case")
+        })?
     })
 }
 

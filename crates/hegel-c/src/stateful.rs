@@ -12,13 +12,14 @@
 use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
-use crate::handles::{self, handled};
-use crate::test_case::{Family, handle, hegel_test_case_t, with_handle};
+use crate::handles::{self, Reusable, Slots, handled};
+use crate::test_case::{handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::TestData;
 use geist_engine::recursion;
 use geist_engine::state_machine::{self, StateMachineError, StateMachineSpec};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Opaque to C: `hegel_pool_t`.
 pub enum hegel_pool_t {}
@@ -133,15 +134,30 @@ pub extern "C" fn hegel_pool_free(
 /// A state machine's handle: which of its test case's machines it is. The
 /// machine itself lives in the test case (see
 /// [`TestCaseHandle::draw_with_machines`]), under the lock its draws take
-/// anyway.
+/// anyway; the handle lives in place in [`MACHINES`] (a machine makes
+/// several calls per step: finding it is a bounds check and a load).
+#[derive(Default)]
 pub struct StateMachine {
-    /// The test case it was made in (held weakly: the address stays the
-    /// family's while the handle lives, so comparing it is exact).
-    family: Weak<Family>,
+    /// The id of the test case it was made in ([`crate::test_case::Family::id`]; 0 while the
+    /// slot is vacant).
+    family: AtomicU64,
     /// Its index among the test case's machines.
-    index: usize,
+    index: AtomicUsize,
 }
-handled!(StateMachine, 14, "state machine");
+
+impl Reusable for StateMachine {
+    fn reset(&self) {
+        self.family.store(0, Ordering::Relaxed);
+        self.index.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The kind tag of state machine handles.
+const MACHINE_KIND: u8 = 14;
+const MACHINE_NAME: &str = "state machine";
+
+/// Every state machine handle.
+static MACHINES: Slots<StateMachine> = Slots::new();
 
 /// A refused state-machine call: the ABI's invalid-argument error.
 fn refused(e: StateMachineError) -> AbiError {
@@ -215,11 +231,17 @@ pub extern "C" fn hegel_new_state_machine(
             machines.push(machine);
             Ok((machines.len() - 1, concurrency))
         })?;
-        let handle = handles::insert(Arc::new(StateMachine {
-            family: Arc::downgrade(&tc.family),
-            index,
-        }))?;
-        write(out_state_machine, handle, "out_state_machine")?;
+        let handle = MACHINES
+            .insert(MACHINE_KIND, |machine| {
+                machine.family.store(tc.family.id, Ordering::Relaxed);
+                machine.index.store(index, Ordering::Relaxed);
+            })
+            .ok_or_else(|| AbiError::Internal("too many live state machine handles".into()))?;
+        write(
+            out_state_machine,
+            handle as *mut hegel_state_machine_t,
+            "out_state_machine",
+        )?;
         write(out_concurrency, concurrency, "out_concurrency")
     })
 }
@@ -233,15 +255,18 @@ fn with_machine<T>(
     f: impl FnOnce(&mut state_machine::StateMachine, &mut TestData) -> AbiResult<T>,
 ) -> AbiResult<T> {
     with_handle(tc, |tc| {
-        handles::with::<StateMachine, _, _>(machine, |machine| {
-            if !std::ptr::eq(machine.family.as_ptr(), Arc::as_ptr(&tc.family)) {
-                return Err(foreign_machine());
-            }
-            tc.draw_with_machines(|machines, data| match machines.get_mut(machine.index) {
-                Some(state) => f(state, data),
-                None => Err(foreign_machine()),
-            })
-        })?
+        let machine = MACHINES.find(machine, MACHINE_KIND, MACHINE_NAME)?;
+        let (family, index) = (
+            machine.family.load(Ordering::Relaxed),
+            machine.index.load(Ordering::Relaxed),
+        );
+        if family != tc.family.id {
+            return Err(foreign_machine());
+        }
+        tc.draw_with_machines(|machines, data| match machines.get_mut(index) {
+            Some(state) => f(state, data),
+            None => Err(foreign_machine()),
+        })
     })
 }
 
@@ -328,7 +353,7 @@ pub extern "C" fn hegel_state_machine_free(
     state_machine: *mut hegel_state_machine_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        handles::free::<StateMachine, _>(state_machine).map(drop)
+        MACHINES.release(state_machine, MACHINE_KIND, MACHINE_NAME)
     })
 }
 

@@ -23,7 +23,7 @@ use crate::text;
 use geist_engine::data::MAX_STREAM_DEPTH;
 use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -54,6 +54,9 @@ pub type Handback = Arc<Mutex<Option<Completed>>>;
 
 /// The state every handle of one test case shares.
 pub struct Family {
+    /// Distinct for every family the library makes: handles kept in place
+    /// ([`handles::Slots`]) name their test case by it.
+    pub id: u64,
     state: Mutex<FamilyState>,
     completed: AtomicBool,
     handback: Option<Handback>,
@@ -131,7 +134,10 @@ impl FamilyState {
 impl Family {
     /// A family around `data`; `handback` is where the run wants it back.
     pub fn new(data: Box<TestData>, handback: Option<Handback>, capture: bool) -> Arc<Family> {
+        // Starts at 1: 0 names no family.
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Arc::new(Family {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             state: Mutex::new(FamilyState {
                 streams: vec![Stream {
                     data,
@@ -386,9 +392,11 @@ pub fn with_handle<R>(
     handles::with::<TestCaseHandle, _, _>(tc, f)?
 }
 
-/// Hands a new root handle onto `family` to the caller.
+/// Hands a new root handle onto `family` to the caller, remembered on this
+/// thread as it is made: the caller draws from it on the thread that asked
+/// for the test case (see [`handles::insert_remembered`]).
 pub fn hand_out_root(family: Arc<Family>) -> AbiResult<*mut hegel_test_case_t> {
-    handles::insert(Arc::new(TestCaseHandle::new(family, Target::Main, -1, 0)))
+    handles::insert_remembered(Arc::new(TestCaseHandle::new(family, Target::Main, -1, 0)))
 }
 
 /// Fixes the family document's width, or checks it agrees with the one fixed.
@@ -427,8 +435,9 @@ pub extern "C" fn hegel_test_case_should_capture(
     out_should_capture: *mut bool,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        write(out_should_capture, tc.family.capture, "out_should_capture")
+        with_handle(tc, |tc| {
+            write(out_should_capture, tc.family.capture, "out_should_capture")
+        })
     })
 }
 
@@ -731,31 +740,35 @@ pub extern "C" fn hegel_mark_complete(
     origin: *const hegel_string_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let tc = handle(tc)?;
-        let status = match status {
-            STATUS_VALID => Status::Valid,
-            STATUS_INVALID => Status::Invalid,
-            STATUS_OVERRUN => Status::Overrun,
-            STATUS_INTERESTING => Status::Interesting,
-            other => return Err(AbiError::arg(format!("unknown test case status {other}"))),
-        };
-        let origin = if status == Status::Interesting {
-            // SAFETY: the caller's optional view.
-            let origin = unsafe { text::optional_text(origin, "origin")? };
-            Some(origin.unwrap_or("Panic at <unknown>").to_string())
-        } else {
-            None
-        };
-        if tc.completed_here.swap(true, Ordering::AcqRel) {
-            return Err(AbiError::AlreadyComplete(
-                "hegel_mark_complete was already called on this handle".into(),
-            ));
-        }
-        // Another thread mid-draw on this handle finishes first.
-        while tc.busy.load(Ordering::Acquire) {
-            std::thread::yield_now();
-        }
-        tc.family.complete(status, origin);
-        Ok(())
+        with_handle(tc, |tc| mark_complete(tc, status, origin))
     })
+}
+
+/// [`hegel_mark_complete`] on the handle looked up.
+fn mark_complete(tc: &TestCaseHandle, status: u32, origin: *const hegel_string_t) -> AbiResult {
+    let status = match status {
+        STATUS_VALID => Status::Valid,
+        STATUS_INVALID => Status::Invalid,
+        STATUS_OVERRUN => Status::Overrun,
+        STATUS_INTERESTING => Status::Interesting,
+        other => return Err(AbiError::arg(format!("unknown test case status {other}"))),
+    };
+    let origin = if status == Status::Interesting {
+        // SAFETY: the caller's optional view.
+        let origin = unsafe { text::optional_text(origin, "origin")? };
+        Some(origin.unwrap_or("Panic at <unknown>").to_string())
+    } else {
+        None
+    };
+    if tc.completed_here.swap(true, Ordering::AcqRel) {
+        return Err(AbiError::AlreadyComplete(
+            "hegel_mark_complete was already called on this handle".into(),
+        ));
+    }
+    // Another thread mid-draw on this handle finishes first.
+    while tc.busy.load(Ordering::Acquire) {
+        std::thread::yield_now();
+    }
+    tc.family.complete(status, origin);
+    Ok(())
 }

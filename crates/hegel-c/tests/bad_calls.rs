@@ -360,3 +360,117 @@ fn refusals_use_the_documented_words() {
     ok(hegel_settings_free(ctx, s));
     ok(hegel_context_free(ctx));
 }
+
+#[test]
+fn collections_and_machines_answer_only_while_live_and_to_their_own_test_case() {
+    use hegel_c::collection::*;
+    use hegel_c::stateful::*;
+    let ctx = context();
+    let s = settings(ctx, 3, 1);
+    let names = [bytes(b"push")];
+    let groups = [0i64];
+    let mut earlier: Option<(*mut hegel_collection_t, *mut hegel_state_machine_t)> = None;
+    let mut checked = 0;
+    run(ctx, s, |tc| {
+        let mut more = false;
+        let mut group = 0i64;
+        match earlier {
+            None => {
+                let mut collection = ptr::null_mut();
+                ok(hegel_new_collection(ctx, tc, 0, 5, &mut collection));
+                ok(hegel_collection_more(ctx, tc, collection, &mut more));
+                let mut machine = ptr::null_mut();
+                let mut concurrency = 0i64;
+                ok(hegel_new_state_machine(
+                    ctx,
+                    tc,
+                    names.as_ptr(),
+                    groups.as_ptr(),
+                    ptr::null(),
+                    names.len(),
+                    ptr::null(),
+                    ptr::null(),
+                    0,
+                    1,
+                    1,
+                    10,
+                    &mut machine,
+                    &mut concurrency,
+                ));
+                // A handle of one kind where another belongs.
+                let m = refused(
+                    ctx,
+                    hegel_collection_more(ctx, tc, machine.cast(), &mut more),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                assert!(m.contains("not a collection handle"), "{m}");
+                refused(
+                    ctx,
+                    hegel_state_machine_next_group(ctx, tc, collection.cast(), &mut group),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                let m = refused(
+                    ctx,
+                    hegel_collection_more(ctx, tc, ptr::null_mut(), &mut more),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                assert!(m.contains("NULL"), "{m}");
+                earlier = Some((collection, machine));
+            }
+            Some((collection, machine)) if checked == 0 => {
+                // Live handles of an earlier test case, with this one's.
+                let m = refused(
+                    ctx,
+                    hegel_collection_more(ctx, tc, collection, &mut more),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                assert!(m.contains("another test case"), "{m}");
+                refused(
+                    ctx,
+                    hegel_collection_reject(ctx, tc, collection, ptr::null()),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                // Freed: refused, and a second free too.
+                ok(hegel_collection_free(ctx, collection));
+                ok(hegel_state_machine_free(ctx, machine));
+                // A new collection may take the freed one's slot: the old
+                // handle stays refused.
+                let mut fresh = ptr::null_mut();
+                ok(hegel_new_collection(ctx, tc, 0, 5, &mut fresh));
+                let m = refused(
+                    ctx,
+                    hegel_collection_more(ctx, tc, collection, &mut more),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                assert!(m.contains("freed"), "{m}");
+                ok(hegel_collection_more(ctx, tc, fresh, &mut more));
+                refused(
+                    ctx,
+                    hegel_collection_free(ctx, collection),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                ok(hegel_collection_free(ctx, fresh));
+                refused(
+                    ctx,
+                    hegel_state_machine_next_group(ctx, tc, machine, &mut group),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                refused(
+                    ctx,
+                    hegel_state_machine_free(ctx, machine),
+                    HEGEL_E_INVALID_HANDLE,
+                );
+                checked += 1;
+            }
+            Some(_) => {}
+        }
+        (driver::Outcome::Valid, String::new())
+    });
+    assert_eq!(checked, 1);
+    ok(hegel_collection_free(ctx, ptr::null_mut()));
+    ok(hegel_state_machine_free(ctx, ptr::null_mut()));
+    ok(hegel_settings_free(ctx, s));
+    ok(hegel_context_free(ctx));
+    // A freed context is refused, and so is freeing it again.
+    assert_eq!(hegel_context_free(ctx), HEGEL_E_INVALID_HANDLE);
+}
