@@ -160,11 +160,15 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn argument(name: &str, default: u64) -> u64 {
+/// The word after `name` on the command line.
+fn argument_text(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
+    let i = args.iter().position(|a| a == name)?;
+    args.get(i + 1).cloned()
+}
+
+fn argument(name: &str, default: u64) -> u64 {
+    argument_text(name)
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
@@ -173,12 +177,7 @@ fn main() {
     let n = argument("--test-cases", 20_000);
     let rounds = argument("--rounds", 7).max(1);
     let geist_only = std::env::args().any(|a| a == "--geist-only");
-    let args: Vec<String> = std::env::args().collect();
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1))
-        .cloned();
+    let only = argument_text("--only");
     let properties: [(&str, Runner, Runner); 3] = [
         ("one i64", geist_side::one_integer, hegel_side::one_integer),
         (
