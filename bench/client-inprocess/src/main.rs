@@ -8,7 +8,8 @@
 //! ratio geist / hegeltest. Arguments: `--test-cases N`
 //! (per round, default 20,000), `--rounds N` (default 7), and
 //! `--geist-only` (geist's side alone, no ratio: for profiling, e.g. under
-//! valgrind, where hegeltest's static engine does not run).
+//! valgrind, where hegeltest's static engine does not run), and `--only
+//! TEXT` (only the properties whose name contains TEXT, e.g. `--only Vec`).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -159,11 +160,15 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn argument(name: &str, default: u64) -> u64 {
+/// The word after `name` on the command line.
+fn argument_text(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
+    let i = args.iter().position(|a| a == name)?;
+    args.get(i + 1).cloned()
+}
+
+fn argument(name: &str, default: u64) -> u64 {
+    argument_text(name)
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
@@ -172,6 +177,7 @@ fn main() {
     let n = argument("--test-cases", 20_000);
     let rounds = argument("--rounds", 7).max(1);
     let geist_only = std::env::args().any(|a| a == "--geist-only");
+    let only = argument_text("--only");
     let properties: [(&str, Runner, Runner); 3] = [
         ("one i64", geist_side::one_integer, hegel_side::one_integer),
         (
@@ -193,6 +199,9 @@ fn main() {
     );
     println!("| --- | ---: | ---: | ---: | ---: |");
     for (name, ours, theirs) in properties {
+        if only.as_ref().is_some_and(|only| !name.contains(only.as_str())) {
+            continue;
+        }
         // Warm both up (first-use set-up, page faults) outside the timing.
         rate(ours, 200, 0);
         if geist_only {

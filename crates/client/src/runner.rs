@@ -14,7 +14,7 @@
 use crate::backend::local::InProcess;
 use crate::backend::remote::Remote;
 use crate::backend::remote_case::CaseError;
-use crate::backend::{CaseBackend, CaseEnd, RunBackend, SearchEnd, Verdict};
+use crate::backend::{CaseEnd, Lent, RunBackend, SearchEnd, Verdict};
 use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
 use crate::settings::{Settings, Verbosity};
 use crate::test_case::{Recording, RemoteFailure, StopSignal, TestCase, UsageError};
@@ -261,23 +261,31 @@ struct Runner<'t> {
 }
 
 impl Runner<'_> {
-    /// Runs one test case on `case` (a final replay when `is_final`: it is
-    /// recorded for the report) and concludes it.
-    fn run_case(&mut self, case: &mut CaseBackend, is_final: bool) -> Result<CaseEnd, WireError> {
+    /// Runs one test case on what `lent` lends (a final replay when
+    /// `is_final`: it is recorded for the report) and concludes it. The
+    /// test case's backend is lent to the `TestCase` for the whole of it,
+    /// and given back however it ends.
+    fn run_case(&mut self, mut lent: Lent<'_>, is_final: bool) -> Result<CaseEnd, WireError> {
+        lent.swap_with(&mut self.tc.backend);
+        let end = self.run_lent_case(is_final);
+        lent.swap_with(&mut self.tc.backend);
+        end
+    }
+
+    /// [`Runner::run_case`] on the backend lent to `self.tc`.
+    fn run_lent_case(&mut self, is_final: bool) -> Result<CaseEnd, WireError> {
         if self.seen.usage.is_some() {
             // The run is settled; a server still sends the test cases it had
             // started (over the wire the run cannot be called off).
-            case.conclude(Verdict::Invalid)?;
+            self.tc.backend.conclude(Verdict::Invalid)?;
             return Ok(CaseEnd::Stopped);
         }
-        std::mem::swap(&mut self.tc.backend, case);
         self.tc.reset(is_final || self.debug);
         let started = self.deadline.map(|_| Instant::now());
         let result = catch_unwind(AssertUnwindSafe(|| (self.test)(&mut self.tc)));
         let elapsed = started.map(|s| s.elapsed());
-        std::mem::swap(&mut self.tc.backend, case);
         let (outcome, verdict) = classify(result, elapsed, self.deadline, is_final)?;
-        case.conclude(verdict)?;
+        self.tc.backend.conclude(verdict)?;
         let end = match &outcome {
             Outcome::Passed => CaseEnd::Passed,
             Outcome::Stopped => CaseEnd::Stopped,
@@ -305,7 +313,7 @@ impl Runner<'_> {
             let verdict = match &outcome {
                 Outcome::Failed(p) | Outcome::ServerError(p) => format!("failed: {}", p.message),
                 Outcome::Usage(message) => format!("invalid use of a generator: {message}"),
-                Outcome::Stopped => case.stop_description().to_string(),
+                Outcome::Stopped => self.tc.backend.stop_description().to_string(),
                 Outcome::Passed => "passed".to_string(),
             };
             eprintln!("geist: test case {verdict}: {}", recording.lines.join(", "));

@@ -7,7 +7,7 @@
 //! failures come back as choice sequences, which [`InProcess`] replays on
 //! fresh `TestData` when the run loop asks for the report.
 
-use super::{CaseBackend, CaseEnd, RunBackend, RunCase, SearchEnd};
+use super::{CaseEnd, Lent, RunBackend, RunCase, SearchEnd};
 use crate::runner::RunSummary;
 use crate::settings::Settings;
 use crate::transport::WireError;
@@ -89,20 +89,15 @@ impl RunBackend for InProcess {
             }),
             _ => None,
         };
-        // The engine lends its data for each test case: it is swapped into
-        // a backend the run loop can hand to the property, and back.
-        let mut case = CaseBackend::idle();
+        // The engine lends its data for each test case: the run loop swaps
+        // it into the test case's backend, and back.
         let mut passed = 0u32;
         let result = geist_engine::run_with_database(&self.settings, handle, &mut |data| {
-            let CaseBackend::Local(local) = &mut case else {
-                return false;
+            let lent = Lent::Engine {
+                data,
+                time_draws: passed < TIMED_PASSES,
             };
-            local.time_draws = passed < TIMED_PASSES;
-            std::mem::swap(&mut local.data, data);
-            let end = run_case(&mut case, false);
-            if let CaseBackend::Local(local) = &mut case {
-                std::mem::swap(&mut local.data, data);
-            }
+            let end = run_case(lent, false);
             match end {
                 Ok(CaseEnd::Passed) => {
                     passed += 1;
@@ -139,11 +134,11 @@ impl RunBackend for InProcess {
 
     fn replay_failures(&mut self, run_case: &mut RunCase<'_>) -> Result<(), WireError> {
         for choices in std::mem::take(&mut self.failures) {
-            let mut case = CaseBackend::Local(LocalCase {
-                data: TestData::replaying(choices, DEFAULT_MAX_CHOICES),
+            let lent = Lent::Engine {
+                data: &mut TestData::replaying(choices, DEFAULT_MAX_CHOICES),
                 time_draws: false,
-            });
-            run_case(&mut case, true)?;
+            };
+            run_case(lent, true)?;
         }
         Ok(())
     }

@@ -10,7 +10,7 @@
 //! per failure (`is_final`), which the run loop records for the report.
 
 use super::remote_case::RemoteCase;
-use super::{CaseBackend, CaseEnd, RunBackend, RunCase, SearchEnd};
+use super::{CaseBackend, CaseEnd, Lent, RunBackend, RunCase, SearchEnd};
 use crate::runner::RunSummary;
 use crate::settings::{Settings, Verbosity};
 use crate::transport::connection::{Connection, StreamHandle};
@@ -154,7 +154,7 @@ impl Remote {
                 self.after_failure += 1;
             }
         }
-        if run_case(&mut case, is_final)? == CaseEnd::Failed && !is_final {
+        if run_case(Lent::Backend(&mut case), is_final)? == CaseEnd::Failed && !is_final {
             self.failed = true;
         }
         Ok(())

@@ -12,19 +12,22 @@ use geist_engine::data::Collection;
 use geist_wire::cbor::{self, Value as Cbor};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
-use std::sync::OnceLock;
 
 /// The most elements a vector reserves room for before it draws them
 /// ([`Sizing::initial_capacity`]).
 const SMALL_VEC: usize = 16;
 
-/// Size bounds shared by the collection generators, with the engine's sizing
-/// precomputed (it solves for a continuation probability).
-#[derive(Clone, Debug)]
+/// Size bounds shared by the collection generators. The engine's
+/// collection for them is built for each value drawn: properties usually
+/// build their generators inside the test, once per test case, and the
+/// engine remembers the continuation probabilities it solved, so a template
+/// kept here would only add its own cost (a lazily filled `OnceLock` took
+/// more than the engine's collection it held; cloning one costs about half
+/// of building one).
+#[derive(Clone, Copy, Debug)]
 struct Sizing {
     min_size: usize,
     max_size: Option<usize>,
-    template: OnceLock<Collection>,
 }
 
 impl Sizing {
@@ -32,19 +35,16 @@ impl Sizing {
         Sizing {
             min_size: 0,
             max_size: None,
-            template: OnceLock::new(),
         }
     }
 
     fn min(mut self, n: usize) -> Sizing {
         self.min_size = n;
-        self.template = OnceLock::new();
         self
     }
 
     fn max(mut self, n: usize) -> Sizing {
         self.max_size = Some(n);
-        self.template = OnceLock::new();
         self
     }
 
@@ -68,11 +68,7 @@ impl Sizing {
             ));
         }
         tc.new_collection(
-            || {
-                self.template
-                    .get_or_init(|| Collection::new(self.min_size, self.max_size))
-                    .clone()
-            },
+            || Collection::new(self.min_size, self.max_size),
             self.min_size,
             self.max_size,
         )
@@ -109,7 +105,7 @@ impl<G: Generator + Clone> Clone for VecGenerator<G> {
     fn clone(&self) -> Self {
         VecGenerator {
             elements: self.elements.clone(),
-            sizing: self.sizing.clone(),
+            sizing: self.sizing,
             unique: self.unique,
         }
     }
