@@ -35,7 +35,7 @@
 //! it (another value, another kind of choice) or changes what is known
 //! along it first turns the tail's choices up to there into nodes.
 
-use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
+use crate::choice::{ChoiceNode, ChoiceValue, Constraints, IntegerConstraints};
 use crate::random::Source;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -864,18 +864,43 @@ impl DataTree {
         const UNUSED: &Constraints = &Constraints::Boolean { p: 0.0 };
         let mut last: [(&Constraints, ConstraintsId, bool); 8] = [(UNUSED, UNKNOWN, false); 8];
         let mut known = 0;
+        // Before those, the last integer's and the last boolean's kinds (a
+        // collection of integers alternates the two), compared field by
+        // field without a search.
+        let mut last_integer: Option<(&IntegerConstraints, ConstraintsId, bool)> = None;
+        let mut last_boolean: Option<(u64, ConstraintsId, bool)> = None;
         for (i, node) in nodes.iter().enumerate() {
-            let (id, single_valued) = match last[..known]
-                .iter()
-                .find(|(c, _, _)| exactly_equal(c, &node.constraints))
-            {
-                Some(&(_, id, single_valued)) => (id, single_valued),
-                None => {
-                    let id = self.intern(&node.constraints);
-                    let single_valued = self.single_valued[id as usize];
-                    last.rotate_right(1);
-                    last[0] = (&node.constraints, id, single_valued);
-                    known = (known + 1).min(last.len());
+            let (id, single_valued) = match (&node.constraints, last_integer, last_boolean) {
+                (Constraints::Integer(c), Some((k, id, single_valued)), _) if c == k => {
+                    (id, single_valued)
+                }
+                (Constraints::Boolean { p }, _, Some((bits, id, single_valued)))
+                    if p.to_bits() == bits =>
+                {
+                    (id, single_valued)
+                }
+                _ => {
+                    let (id, single_valued) = match last[..known]
+                        .iter()
+                        .find(|(c, _, _)| exactly_equal(c, &node.constraints))
+                    {
+                        Some(&(_, id, single_valued)) => (id, single_valued),
+                        None => {
+                            let id = self.intern(&node.constraints);
+                            let single_valued = self.single_valued[id as usize];
+                            last.rotate_right(1);
+                            last[0] = (&node.constraints, id, single_valued);
+                            known = (known + 1).min(last.len());
+                            (id, single_valued)
+                        }
+                    };
+                    match &node.constraints {
+                        Constraints::Integer(c) => last_integer = Some((c, id, single_valued)),
+                        Constraints::Boolean { p } => {
+                            last_boolean = Some((p.to_bits(), id, single_valued));
+                        }
+                        _ => {}
+                    }
                     (id, single_valued)
                 }
             };
