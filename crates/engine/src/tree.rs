@@ -1251,10 +1251,18 @@ impl DataTree {
         match unseen {
             Some(v) if open.is_empty() || source.chance(0.5) => Some(v),
             _ if !open.is_empty() => {
-                // Sorted as references: a value is five times their size.
-                let mut sorted: Vec<&ChoiceValue> = open.iter().map(|v| v.as_ref()).collect();
-                sorted.sort_by(|a, b| a.simplicity_cmp(b, constraints));
-                Some(sorted[source.below(sorted.len() as u64) as usize].clone())
+                // The value at a random place of the open values sorted by
+                // simplicity (a stable sort: alike values in their order in
+                // `open`), selected rather than sorted: a nearly exhausted
+                // node has hundreds of open values, and asks on every
+                // test case.
+                let k = source.below(open.len() as u64) as usize;
+                let mut ranked: Vec<(usize, &ChoiceValue)> =
+                    open.iter().map(|v| v.as_ref()).enumerate().collect();
+                let (_, &mut (_, value), _) = ranked.select_nth_unstable_by(k, |(i, a), (j, b)| {
+                    a.simplicity_cmp(b, constraints).then(i.cmp(j))
+                });
+                Some(value.clone())
             }
             other => other,
         }
