@@ -725,6 +725,7 @@ impl TestData {
     }
 
     /// Records a forced boolean choice.
+    #[inline]
     pub fn force_boolean(&mut self, p: f64, v: bool) -> Result<bool, StopTest> {
         // As `choose` records a forced value, without its other cases.
         self.begin_choice()?;

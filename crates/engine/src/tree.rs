@@ -870,16 +870,18 @@ impl DataTree {
         let mut last_integer: Option<(&IntegerConstraints, ConstraintsId, bool)> = None;
         let mut last_boolean: Option<(u64, ConstraintsId, bool)> = None;
         for (i, node) in nodes.iter().enumerate() {
-            let (id, single_valued) = match (&node.constraints, last_integer, last_boolean) {
-                (Constraints::Integer(c), Some((k, id, single_valued)), _) if c == k => {
-                    (id, single_valued)
-                }
-                (Constraints::Boolean { p }, _, Some((bits, id, single_valued)))
-                    if p.to_bits() == bits =>
-                {
-                    (id, single_valued)
-                }
-                _ => {
+            let same = match &node.constraints {
+                Constraints::Integer(c) => last_integer
+                    .filter(|&(k, _, _)| k == c)
+                    .map(|(_, id, single_valued)| (id, single_valued)),
+                Constraints::Boolean { p } => last_boolean
+                    .filter(|&(bits, _, _)| bits == p.to_bits())
+                    .map(|(_, id, single_valued)| (id, single_valued)),
+                _ => None,
+            };
+            let (id, single_valued) = match same {
+                Some(known) => known,
+                None => {
                     let (id, single_valued) = match last[..known]
                         .iter()
                         .find(|(c, _, _)| exactly_equal(c, &node.constraints))
