@@ -151,6 +151,27 @@ pub struct ChoiceNode {
     pub forced: bool,
 }
 
+impl ChoiceNode {
+    /// Whether dropping the node frees nothing: its value is a number or a
+    /// boolean and its constraints hold no alphabet.
+    #[inline]
+    pub fn owns_nothing(&self) -> bool {
+        // Every variant named, so that a new one is decided here.
+        let constraints = match self.constraints {
+            Constraints::Integer(_)
+            | Constraints::Float(_)
+            | Constraints::Boolean { .. }
+            | Constraints::Bytes(_) => true,
+            Constraints::String { .. } => false,
+        };
+        let value = match self.value {
+            ChoiceValue::Integer(_) | ChoiceValue::Float(_) | ChoiceValue::Boolean(_) => true,
+            ChoiceValue::Bytes(_) | ChoiceValue::String(_) => false,
+        };
+        constraints && value
+    }
+}
+
 impl IntegerConstraints {
     /// Unbounded, shrinking toward zero.
     pub const UNBOUNDED: IntegerConstraints = IntegerConstraints {

@@ -314,7 +314,7 @@ impl TestData {
         old_prefix.clear();
         *mode = Mode::Generate(source);
         splice.clear();
-        nodes.clear();
+        clear_nodes(nodes);
         spans.clear();
         open_spans.clear();
         open_labels.clear();
@@ -725,10 +725,13 @@ impl TestData {
     }
 
     /// Records a forced boolean choice.
+    #[inline]
     pub fn force_boolean(&mut self, p: f64, v: bool) -> Result<bool, StopTest> {
         // As `choose` records a forced value, without its other cases.
         self.begin_choice()?;
-        self.splice.pop_front();
+        if !self.splice.is_empty() {
+            self.splice.pop_front();
+        }
         self.push_choice(Constraints::Boolean { p }, ChoiceValue::Boolean(v), true)?;
         Ok(v)
     }
@@ -766,6 +769,21 @@ impl TestData {
             ChoiceValue::String(v) => Ok(f(v)),
             _ => unreachable!("string constraints produce strings"),
         }
+    }
+}
+
+/// Empties `nodes`. Nearly every choice is a number or a boolean, which
+/// owns no memory: when none of them does, the vector is emptied without
+/// running each node's destructor (an out-of-line call per node that
+/// decodes both enums: 5% of a generated test case's instructions).
+fn clear_nodes(nodes: &mut Vec<ChoiceNode>) {
+    if nodes.iter().all(ChoiceNode::owns_nothing) {
+        // SAFETY: a length of zero exposes no element, initialised or not;
+        // and the nodes let go of without their destructors own no memory
+        // or reference (`owns_nothing`), so nothing leaks.
+        unsafe { nodes.set_len(0) }
+    } else {
+        nodes.clear();
     }
 }
 

@@ -96,6 +96,21 @@ impl Source {
         self.rng.random_range(0..=n)
     }
 
+    /// A uniform u128 below `2^bits` (`bits` at most 127): the value
+    /// `up_to_u128((1 << bits) - 1)` draws, from the same random words,
+    /// without its general range arithmetic. `rand` draws a u128 (the low
+    /// word first) and takes the high half of its product with the range
+    /// size; for a size of `2^bits` that is its top `bits` bits, and the low
+    /// half (a multiple of `2^bits`) never exceeds the bias threshold
+    /// (`2^128 - 2^bits`), so no second draw is made.
+    pub fn below_power_of_two(&mut self, bits: u32) -> u128 {
+        debug_assert!(bits <= 127, "{bits} bits");
+        let low = u128::from(self.rng.next_u64());
+        let high = u128::from(self.rng.next_u64());
+        let word = (high << 64) | low;
+        if bits == 0 { 0 } else { word >> (128 - bits) }
+    }
+
     /// A uniform f64 in [0, 1).
     pub fn unit(&mut self) -> f64 {
         self.rng.random::<f64>()
@@ -202,11 +217,28 @@ const P_BOUNDARY: f64 = 0.07;
 /// unsorted_after_sort_bug over `i64` went from 344 to 335 of 400 runs).
 const P_LARGE_MAGNITUDES: f64 = 0.25;
 
+/// The sum of `classes`' weights, added in order as an iterator's `sum`
+/// adds them (so the same float).
+const fn total_weight(classes: &[(u32, f64)]) -> f64 {
+    let mut total = -0.0;
+    let mut i = 0;
+    while i < classes.len() {
+        total += classes[i].1;
+        i += 1;
+    }
+    total
+}
+
+/// The magnitude widths of a test case that leaves out the smallest ones.
+const LARGE_INTEGER_BITS: &[(u32, f64)] = INTEGER_BITS.split_at(1).1;
+
 /// The magnitude widths [`pick_bits`] picks from in this test case, for a
-/// range of `span` + 1 values (`None`: unbounded).
-fn magnitude_classes(source: &mut Source, span: Option<u128>) -> &'static [(u32, f64)] {
+/// range of `span` + 1 values (`None`: unbounded), with their total weight.
+fn magnitude_classes(source: &mut Source, span: Option<u128>) -> (&'static [(u32, f64)], f64) {
+    const ALL: f64 = total_weight(&INTEGER_BITS);
+    const LARGE: f64 = total_weight(LARGE_INTEGER_BITS);
     if span.is_none_or(|span| span <= u128::from(u64::MAX)) {
-        return &INTEGER_BITS;
+        return (&INTEGER_BITS, ALL);
     }
     let large = match source.large_magnitudes {
         Some(large) => large,
@@ -217,15 +249,14 @@ fn magnitude_classes(source: &mut Source, span: Option<u128>) -> &'static [(u32,
         }
     };
     if large {
-        &INTEGER_BITS[1..]
+        (LARGE_INTEGER_BITS, LARGE)
     } else {
-        &INTEGER_BITS
+        (&INTEGER_BITS, ALL)
     }
 }
 
 fn pick_bits(source: &mut Source, span: Option<u128>) -> u32 {
-    let classes = magnitude_classes(source, span);
-    let total: f64 = classes.iter().map(|(_, w)| w).sum();
+    let (classes, total) = magnitude_classes(source, span);
     let mut r = source.unit() * total;
     for &(bits, weight) in classes {
         if r < weight {
@@ -303,7 +334,7 @@ fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128
         .map(|(min, max)| max.wrapping_sub(min) as u128);
     for _ in 0..8 {
         let bits = pick_bits(source, span);
-        let magnitude = source.up_to_u128((1u128 << bits) - 1);
+        let magnitude = source.below_power_of_two(bits);
         let negative = source.chance(0.5);
         let v = if negative {
             s.checked_sub_unsigned(magnitude)
@@ -490,7 +521,7 @@ fn float_candidate(source: &mut Source, c: &FloatConstraints) -> f64 {
     let roll = source.unit();
     if roll < 0.3 {
         let bits = 1 + source.below(52) as u32;
-        let magnitude = source.up_to_u128((1u128 << bits) - 1) as f64;
+        let magnitude = source.below_power_of_two(bits) as f64;
         let v = if source.chance(0.5) {
             -magnitude
         } else {
@@ -791,6 +822,24 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shortcut draws what `rand`'s range sampling draws, from as many
+    /// random words (so the choices of a seed are unchanged).
+    #[test]
+    fn a_power_of_two_range_draws_what_the_general_range_draws() {
+        let mut general = Source::from_seed(7);
+        let mut shortcut = Source::from_seed(7);
+        for round in 0..20_000u32 {
+            let bits = round % 128;
+            let n = if bits == 0 { 0 } else { (1u128 << bits) - 1 };
+            assert_eq!(
+                general.up_to_u128(n),
+                shortcut.below_power_of_two(bits),
+                "{bits} bits"
+            );
+        }
+        assert_eq!(general.next_u64(), shortcut.next_u64());
+    }
 
     #[test]
     fn generated_integers_fit_bounds_and_vary() {

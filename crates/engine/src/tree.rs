@@ -35,7 +35,7 @@
 //! it (another value, another kind of choice) or changes what is known
 //! along it first turns the tail's choices up to there into nodes.
 
-use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
+use crate::choice::{ChoiceNode, ChoiceValue, Constraints, IntegerConstraints};
 use crate::random::Source;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -864,18 +864,45 @@ impl DataTree {
         const UNUSED: &Constraints = &Constraints::Boolean { p: 0.0 };
         let mut last: [(&Constraints, ConstraintsId, bool); 8] = [(UNUSED, UNKNOWN, false); 8];
         let mut known = 0;
+        // Before those, the last integer's and the last boolean's kinds (a
+        // collection of integers alternates the two), compared field by
+        // field without a search.
+        let mut last_integer: Option<(&IntegerConstraints, ConstraintsId, bool)> = None;
+        let mut last_boolean: Option<(u64, ConstraintsId, bool)> = None;
         for (i, node) in nodes.iter().enumerate() {
-            let (id, single_valued) = match last[..known]
-                .iter()
-                .find(|(c, _, _)| exactly_equal(c, &node.constraints))
-            {
-                Some(&(_, id, single_valued)) => (id, single_valued),
+            let same = match &node.constraints {
+                Constraints::Integer(c) => last_integer
+                    .filter(|&(k, _, _)| k == c)
+                    .map(|(_, id, single_valued)| (id, single_valued)),
+                Constraints::Boolean { p } => last_boolean
+                    .filter(|&(bits, _, _)| bits == p.to_bits())
+                    .map(|(_, id, single_valued)| (id, single_valued)),
+                _ => None,
+            };
+            let (id, single_valued) = match same {
+                Some(known) => known,
                 None => {
-                    let id = self.intern(&node.constraints);
-                    let single_valued = self.single_valued[id as usize];
-                    last.rotate_right(1);
-                    last[0] = (&node.constraints, id, single_valued);
-                    known = (known + 1).min(last.len());
+                    let (id, single_valued) = match last[..known]
+                        .iter()
+                        .find(|(c, _, _)| exactly_equal(c, &node.constraints))
+                    {
+                        Some(&(_, id, single_valued)) => (id, single_valued),
+                        None => {
+                            let id = self.intern(&node.constraints);
+                            let single_valued = self.single_valued[id as usize];
+                            last.rotate_right(1);
+                            last[0] = (&node.constraints, id, single_valued);
+                            known = (known + 1).min(last.len());
+                            (id, single_valued)
+                        }
+                    };
+                    match &node.constraints {
+                        Constraints::Integer(c) => last_integer = Some((c, id, single_valued)),
+                        Constraints::Boolean { p } => {
+                            last_boolean = Some((p.to_bits(), id, single_valued));
+                        }
+                        _ => {}
+                    }
                     (id, single_valued)
                 }
             };
@@ -1226,10 +1253,18 @@ impl DataTree {
         match unseen {
             Some(v) if open.is_empty() || source.chance(0.5) => Some(v),
             _ if !open.is_empty() => {
-                // Sorted as references: a value is five times their size.
-                let mut sorted: Vec<&ChoiceValue> = open.iter().map(|v| v.as_ref()).collect();
-                sorted.sort_by(|a, b| a.simplicity_cmp(b, constraints));
-                Some(sorted[source.below(sorted.len() as u64) as usize].clone())
+                // The value at a random place of the open values sorted by
+                // simplicity (a stable sort: alike values in their order in
+                // `open`), selected rather than sorted: a nearly exhausted
+                // node has hundreds of open values, and asks on every
+                // test case.
+                let k = source.below(open.len() as u64) as usize;
+                let mut ranked: Vec<(usize, &ChoiceValue)> =
+                    open.iter().map(|v| v.as_ref()).enumerate().collect();
+                let (_, &mut (_, value), _) = ranked.select_nth_unstable_by(k, |(i, a), (j, b)| {
+                    a.simplicity_cmp(b, constraints).then(i.cmp(j))
+                });
+                Some(value.clone())
             }
             other => other,
         }
