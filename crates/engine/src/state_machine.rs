@@ -250,10 +250,9 @@ impl Swarm {
                     disabled[*rule] = data.draw_boolean(p_disabled)?;
                 }
                 if members.iter().all(|r| disabled[*r]) {
-                    let keep = data.draw_integer(IntegerConstraints::bounded(
-                        0,
-                        members.len() as i128 - 1,
-                    ))? as usize;
+                    let keep = data
+                        .draw_integer(IntegerConstraints::bounded(0, members.len() as i128 - 1))?
+                        as usize;
                     disabled[members[keep]] = false;
                 }
             }
@@ -974,11 +973,7 @@ mod tests {
                 } else {
                     2 * steps.len() + group_zero
                 };
-                assert_eq!(
-                    data.choices().len() - created,
-                    expected + 1,
-                    "seed {seed}"
-                );
+                assert_eq!(data.choices().len() - created, expected + 1, "seed {seed}");
             }
         }
     }
