@@ -16,13 +16,14 @@
 //!   concurrency, else drawn in the bounds) and per worker the disable
 //!   probability of its swarm subset (a draw of 0 to 254, over 255, as
 //!   Hypothesis's feature flags draw it).
-//! - The swarm subset itself is decided lazily, as Hypothesis's feature flags
-//!   are: the first time a worker's selection lands on a rule, one boolean
-//!   says whether that rule is disabled for the worker, and the answer holds
-//!   for the rest of the test case. The last rule of a group that could
-//!   still be enabled is forced on, so every group keeps at least one rule;
-//!   rules that mask each other's bugs are sometimes apart, and a subset of
-//!   one rule often runs long stretches of it.
+//! - Then each worker's swarm subset, before any step: per group of more
+//!   than one rule, one boolean per rule says whether the rule is disabled
+//!   for the worker for the whole test case; when every rule of a group came
+//!   out disabled, one more choice picks the one that stays enabled, so
+//!   every group keeps a rule. Rules that mask each other's bugs are
+//!   sometimes apart, and a subset of one rule runs long stretches of it.
+//!   Drawn before the first round, the subset is no step's choice: the
+//!   shrinker deletes any step without moving the subset.
 //! - Per round ([`StateMachine::next_group`]), whether to go on (at least
 //!   one round; at most `step_count` counted ones; the stop side exists so
 //!   that the shrinker can truncate, so most test cases run the full count)
@@ -33,8 +34,14 @@
 //! - Per pull ([`StateMachine::next_rule`]), whether the worker runs another
 //!   rule this round (one at concurrency 1; up to five otherwise, the first
 //!   worker at least one in the first round, so that every test case runs a
-//!   rule) and which of its enabled rules of the round's group, in
-//!   proportion to the weights.
+//!   rule) and which rule of the round's group: one choice per rule run, an
+//!   index into the group's rules in proportion to the weights (none for a
+//!   group of one rule). An index that lands on a rule the worker's subset
+//!   disabled runs one of its enabled rules instead (the disabled rules of
+//!   a group are dealt out among the enabled ones in turn). A step's
+//!   choices are the same whatever the subset, so re-enabling a rule while
+//!   shrinking moves no step's choices, and a step whose index named an
+//!   enabled rule runs it still.
 //! - Per join point, whether a sampled invariant is checked
 //!   ([`StateMachine::should_check_invariant`]).
 //!
@@ -62,9 +69,6 @@ const MAX_ROUND_RULES: u64 = 5;
 const P_MAX_CONCURRENCY: f64 = 0.75;
 /// The resolution of a weighted choice among rules of unequal weights.
 const WEIGHT_SCALE: i128 = 1 << 24;
-/// Weighted tries at a rule before the selection falls back to the rules
-/// known to be enabled.
-const SELECTION_TRIES: usize = 3;
 /// The step count of protocol 0.16's machines (the client counts steps, so
 /// it only sets how often sampled invariants would be checked).
 const SEQUENTIAL_STEP_COUNT: i64 = 50;
@@ -220,45 +224,55 @@ impl StateMachineSpec {
     }
 }
 
-/// A worker's swarm subset, decided rule by rule as selections reach them.
+/// A worker's swarm subset, decided at the machine's creation.
 #[derive(Clone, Debug)]
 struct Swarm {
-    /// The probability that a rule is disabled, drawn at creation.
-    p_disabled: f64,
-    /// Per rule: decided disabled (`Some(true)`), enabled, or not yet.
-    disabled: Vec<Option<bool>>,
-    /// Per group: the rules that could still be its last enabled one (empty
-    /// once one of its rules is enabled).
-    last_chance: Vec<Vec<usize>>,
+    /// Per rule: whether the subset leaves it out.
+    disabled: Vec<bool>,
+    /// Per group, per position among the group's rules: the rule an index
+    /// landing there runs (the rule itself when enabled, else one of the
+    /// group's enabled rules, dealt out in turn).
+    targets: Vec<Vec<usize>>,
 }
 
 impl Swarm {
-    /// Whether `rule` (of `group`) is enabled: drawn the first time, the
-    /// same choice (forced) every later time, forced on for a group's last
-    /// candidate.
-    fn is_enabled(
-        &mut self,
-        data: &mut TestData,
-        group: usize,
-        rule: usize,
-    ) -> Result<bool, StopTest> {
-        let candidates = &self.last_chance[group];
-        let forced = if candidates.len() == 1 && candidates[0] == rule {
-            Some(false)
-        } else {
-            self.disabled[rule]
-        };
-        let disabled = match forced {
-            Some(v) => data.force_boolean(self.p_disabled, v)?,
-            None => data.draw_boolean(self.p_disabled)?,
-        };
-        self.disabled[rule] = Some(disabled);
-        if disabled {
-            self.last_chance[group].retain(|r| *r != rule);
-        } else {
-            self.last_chance[group].clear();
+    /// Draws a worker's subset: the disable probability (a draw of 0 to
+    /// 254, over 255), then per group of more than one rule a boolean per
+    /// rule, and when all came out disabled, which one stays enabled.
+    fn draw(data: &mut TestData, rules: usize, groups: &[Vec<usize>]) -> Result<Swarm, StopTest> {
+        let steps = data.draw_integer(IntegerConstraints::bounded(0, SWARM_DISABLE_STEPS))?;
+        let p_disabled = steps as f64 / 255.0;
+        let mut disabled = vec![false; rules];
+        let mut targets = Vec::with_capacity(groups.len());
+        for members in groups {
+            if members.len() > 1 {
+                for rule in members {
+                    disabled[*rule] = data.draw_boolean(p_disabled)?;
+                }
+                if members.iter().all(|r| disabled[*r]) {
+                    let keep = data
+                        .draw_integer(IntegerConstraints::bounded(0, members.len() as i128 - 1))?
+                        as usize;
+                    disabled[members[keep]] = false;
+                }
+            }
+            let enabled: Vec<usize> = members.iter().copied().filter(|r| !disabled[*r]).collect();
+            let mut dealt = 0;
+            targets.push(
+                members
+                    .iter()
+                    .map(|rule| {
+                        if disabled[*rule] {
+                            dealt += 1;
+                            enabled[(dealt - 1) % enabled.len()]
+                        } else {
+                            *rule
+                        }
+                    })
+                    .collect(),
+            );
         }
-        Ok(!disabled)
+        Ok(Swarm { disabled, targets })
     }
 }
 
@@ -291,9 +305,10 @@ pub struct StateMachine {
     rounds_started: u64,
     /// Rounds that had a rule rejected at concurrency 1 (they do not count).
     rounds_rejected: u64,
-    /// The weights of a selection's candidates, kept between selections so
-    /// that a rule step allocates nothing.
-    weights: Vec<f64>,
+    /// Per group, when its rules' weights differ: the cumulative weights
+    /// as bounds on a draw below [`WEIGHT_SCALE`], one per rule (the last is
+    /// the scale itself).
+    bounds: Vec<Option<Vec<i128>>>,
 }
 
 impl StateMachine {
@@ -304,7 +319,7 @@ impl StateMachine {
     }
 
     /// A state machine of `spec`: draws the concurrency level and each
-    /// worker's swarm disable probability.
+    /// worker's swarm subset.
     pub fn with_spec(
         data: &mut TestData,
         spec: StateMachineSpec,
@@ -333,19 +348,18 @@ impl StateMachine {
         };
         let mut workers = Vec::new();
         for _ in 0..concurrency {
-            let steps = data.draw_integer(IntegerConstraints::bounded(0, SWARM_DISABLE_STEPS))?;
             workers.push(Worker {
-                swarm: Swarm {
-                    p_disabled: steps as f64 / 255.0,
-                    disabled: vec![None; spec.rule_groups.len()],
-                    last_chance: groups.clone(),
-                },
+                swarm: Swarm::draw(data, spec.rule_groups.len(), &groups)?,
                 drawn: 0,
                 rejected: 0,
                 outstanding: false,
                 retrying: false,
             });
         }
+        let bounds = groups
+            .iter()
+            .map(|members| weight_bounds(&spec, members))
+            .collect();
         Ok(StateMachine {
             spec,
             group_ids,
@@ -354,7 +368,7 @@ impl StateMachine {
             current_group: 0,
             rounds_started: 0,
             rounds_rejected: 0,
-            weights: Vec::new(),
+            bounds,
         })
     }
 
@@ -363,13 +377,13 @@ impl StateMachine {
         self.workers.len()
     }
 
-    /// The rules worker 0's swarm has decided to enable so far, by index,
-    /// in ascending order (a rule not yet reached is in none of the lists).
+    /// The rules worker 0's swarm subset enables, by index, in ascending
+    /// order.
     pub fn enabled_rules(&self) -> Vec<usize> {
         self.decided(0, false)
     }
 
-    /// The rules worker 0's swarm has decided to disable so far.
+    /// The rules worker 0's swarm subset disables.
     pub fn disabled_rules(&self) -> Vec<usize> {
         self.decided(0, true)
     }
@@ -380,7 +394,7 @@ impl StateMachine {
             .disabled
             .iter()
             .enumerate()
-            .filter(|(_, d)| **d == Some(disabled))
+            .filter(|(_, d)| **d == disabled)
             .map(|(rule, _)| rule)
             .collect()
     }
@@ -536,95 +550,51 @@ impl StateMachine {
         self.select(data, 0, self.current_group)
     }
 
-    /// A rule of `group` among `worker`'s enabled ones, in proportion to
-    /// the weights: a few weighted tries (each deciding the swarm status of
-    /// the rule it lands on), then a weighted choice among the rules that
-    /// are enabled, recorded once more as one integer so that shrinking
-    /// sees the rule chosen as a single value.
+    /// A rule of `group` among `worker`'s enabled ones: one index into the
+    /// group's rules, in proportion to the weights (no choice for a group of
+    /// one rule), mapped onto the worker's subset.
     fn select(
         &mut self,
         data: &mut TestData,
         worker: usize,
         group: usize,
     ) -> Result<usize, StopTest> {
-        let members = &self.groups[group];
-        let mut weights = std::mem::take(&mut self.weights);
-        weights.clear();
-        weights.extend(members.iter().map(|r| self.spec.weight(*r)));
-        let chosen = select_among(
-            data,
-            members,
-            &mut weights,
-            &mut self.workers[worker].swarm,
-            group,
-        );
-        self.weights = weights;
-        chosen
+        let targets = &self.workers[worker].swarm.targets[group];
+        let n = targets.len();
+        let k = if n == 1 {
+            0
+        } else if let Some(bounds) = &self.bounds[group] {
+            // One integer mapped through the cumulative weights: generation
+            // follows the weights and shrinking moves toward the first rule.
+            let u = data.draw_integer(IntegerConstraints::bounded(0, WEIGHT_SCALE - 1))?;
+            bounds.iter().position(|b| u < *b).unwrap_or(n - 1)
+        } else {
+            data.draw_integer(IntegerConstraints::bounded(0, n as i128 - 1))? as usize
+        };
+        Ok(targets[k])
     }
 }
 
-/// [`StateMachine::select`] over `members` of `group`, with `weights` (one
-/// per member) to zero out as swarm-disabled rules are met.
-fn select_among(
-    data: &mut TestData,
-    members: &[usize],
-    weights: &mut [f64],
-    swarm: &mut Swarm,
-    group: usize,
-) -> Result<usize, StopTest> {
-    for _ in 0..SELECTION_TRIES {
-        let k = weighted_index(data, weights)?;
-        if weights[k] > 0.0 {
-            if swarm.is_enabled(data, group, members[k])? {
-                return Ok(members[k]);
-            }
-            weights[k] = 0.0;
-        }
-    }
-    let mut allowed = Vec::new();
-    let mut allowed_weights = Vec::new();
-    for (k, rule) in members.iter().enumerate() {
-        if weights[k] > 0.0 && swarm.is_enabled(data, group, *rule)? {
-            allowed.push(k);
-            allowed_weights.push(weights[k]);
-        }
-    }
-    // A group's last candidate is forced on, so some rule is enabled;
-    // were none, the first rule would run rather than none.
-    let k = match allowed.len() {
-        0 => 0,
-        _ => allowed[weighted_index(data, &allowed_weights)?],
-    };
-    data.force_integer(
-        IntegerConstraints::bounded(0, members.len() as i128 - 1),
-        k as i128,
-    )?;
-    Ok(members[k])
-}
-
-/// An index in `[0, weights.len())` drawn with probability proportional to
-/// the weights; index 0 is the simplest.
-fn weighted_index(data: &mut TestData, weights: &[f64]) -> Result<usize, StopTest> {
-    let n = weights.len();
-    if n <= 1 {
-        return Ok(0);
-    }
+/// The bounds [`StateMachine::select`] maps a weighted draw through, for a
+/// group whose rules' weights differ (`None` when they are all equal).
+fn weight_bounds(spec: &StateMachineSpec, members: &[usize]) -> Option<Vec<i128>> {
+    let weights: Vec<f64> = members.iter().map(|r| spec.weight(*r)).collect();
     if weights.iter().all(|w| *w == weights[0]) {
-        return Ok(data.draw_integer(IntegerConstraints::bounded(0, n as i128 - 1))? as usize);
+        return None;
     }
-    // One integer choice mapped through the cumulative weights: generation
-    // follows the weights and shrinking moves toward the first index.
     let total: f64 = weights.iter().sum();
-    let u = data.draw_integer(IntegerConstraints::bounded(0, WEIGHT_SCALE - 1))? as f64
-        / WEIGHT_SCALE as f64;
     let mut cumulative = 0.0;
-    for (i, w) in weights.iter().enumerate() {
-        cumulative += w / total;
-        if u < cumulative {
-            return Ok(i);
-        }
+    let mut bounds: Vec<i128> = weights
+        .iter()
+        .map(|w| {
+            cumulative += w / total;
+            (cumulative * WEIGHT_SCALE as f64).ceil() as i128
+        })
+        .collect();
+    if let Some(last) = bounds.last_mut() {
+        *last = WEIGHT_SCALE;
     }
-    Ok(weights.iter().rposition(|w| *w > 0.0).unwrap_or(n - 1))
+    Some(bounds)
 }
 
 #[cfg(test)]
@@ -650,7 +620,7 @@ mod tests {
         let mut data = TestData::replaying(Vec::new(), 100);
         let mut machine = StateMachine::new(&mut data, rules(4)).unwrap();
         assert_eq!(machine.pick_rule(&mut data), Ok(0));
-        assert_eq!(machine.enabled_rules(), vec![0]);
+        assert_eq!(machine.enabled_rules(), vec![0, 1, 2, 3]);
         let mut data = TestData::replaying(Vec::new(), 100);
         let mut machine = StateMachine::with_spec(&mut data, spec(vec![0, 0], (1, 1), 9)).unwrap();
         assert_eq!(machine.next_group(&mut data), Ok(Some(0)));
@@ -971,5 +941,94 @@ mod tests {
             let mut again = TestData::replaying(data.choices(), 100_000);
             assert_eq!(program(&mut again), steps, "seed {seed}");
         }
+    }
+
+    /// The rules a program of `spec` runs, by step, and where its steps'
+    /// choices begin (after the machine's creation).
+    fn run_steps(data: &mut TestData, spec: &StateMachineSpec) -> (Vec<usize>, usize) {
+        let mut machine = StateMachine::with_spec(data, spec.clone()).unwrap();
+        let created = data.choices().len();
+        let mut steps = Vec::new();
+        while machine.next_group(data).unwrap().is_some() {
+            steps.push(machine.next_rule(data, 0).unwrap().unwrap().unwrap());
+            assert_eq!(machine.next_rule(data, 0), Ok(Ok(None)));
+        }
+        (steps, created)
+    }
+
+    #[test]
+    fn the_subset_is_drawn_before_the_first_step_and_a_step_is_two_choices() {
+        let one_group = spec(vec![0, 0, 0], (1, 1), 10);
+        let two_groups = spec(vec![0, 0, 5], (1, 1), 10);
+        for seed in 0..100 {
+            for (spec, per_step) in [(&one_group, 2), (&two_groups, 3)] {
+                let mut data = generating(seed);
+                let (steps, created) = run_steps(&mut data, spec);
+                let group_zero = steps.iter().filter(|r| **r < 2).count();
+                // "Go on?" and the rule's index per step (and the group,
+                // with two; a group of one rule takes no index), and the
+                // last "go on?".
+                let expected = if per_step == 2 {
+                    2 * steps.len()
+                } else {
+                    2 * steps.len() + group_zero
+                };
+                assert_eq!(data.choices().len() - created, expected + 1, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn deleting_a_step_leaves_the_other_steps_their_rules() {
+        let spec = spec(vec![0, 0, 0], (1, 1), 10);
+        for seed in 0..100 {
+            let mut data = generating(seed);
+            let (steps, created) = run_steps(&mut data, &spec);
+            if steps.len() < 2 {
+                continue;
+            }
+            let mut choices = data.choices();
+            choices.drain(created..created + 2);
+            let mut again = TestData::replaying(choices, 100_000);
+            assert_eq!(run_steps(&mut again, &spec).0, steps[1..], "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn re_enabling_a_rule_keeps_the_steps_that_named_enabled_rules() {
+        let spec = spec(vec![0, 0, 0, 0], (1, 1), 20);
+        let mut tried = 0;
+        for seed in 0..300 {
+            let mut data = generating(seed);
+            let disabled = StateMachine::with_spec(&mut data, spec.clone())
+                .unwrap()
+                .disabled_rules();
+            if disabled.is_empty() || disabled.len() == 4 {
+                continue;
+            }
+            let mut data = generating(seed);
+            let (steps, created) = run_steps(&mut data, &spec);
+            let mut choices = data.choices();
+            // The creation's choices: the disable probability, then a flag
+            // per rule (and, when all four came out disabled, which one
+            // stays enabled: re-enabling another would drop that choice).
+            if created != 5 {
+                continue;
+            }
+            choices[1 + disabled[0]] = ChoiceValue::Boolean(false);
+            let mut again = TestData::replaying(choices.clone(), 100_000);
+            let (rerun, _) = run_steps(&mut again, &spec);
+            assert_eq!(rerun.len(), steps.len(), "seed {seed}");
+            for (i, rule) in steps.iter().enumerate() {
+                let ChoiceValue::Integer(k) = choices[created + 2 * i + 1] else {
+                    panic!("seed {seed}: step {i}'s index is an integer");
+                };
+                if !disabled.contains(&(k as usize)) {
+                    assert_eq!(rerun[i], *rule, "seed {seed}, step {i}");
+                }
+            }
+            tried += 1;
+        }
+        assert!(tried > 20, "{tried} seeds had a partial subset");
     }
 }
