@@ -571,12 +571,21 @@ impl TestData {
         {
             self.recent_integers.push(v);
         }
+        // The node is written straight into the vector's room: a `push` of
+        // it builds it on the stack twice (around the call that may grow the
+        // vector) and copies its 128 bytes each time.
+        if self.nodes.len() == self.nodes.capacity() {
+            self.nodes.reserve(1);
+        }
         let index = self.nodes.len();
-        self.nodes.push(ChoiceNode {
+        self.nodes.spare_capacity_mut()[0].write(ChoiceNode {
             constraints,
             value,
             forced,
         });
+        // SAFETY: the element at `index`, the first spare one, was written
+        // just above, so the first `index + 1` elements are initialised.
+        unsafe { self.nodes.set_len(index + 1) };
         Ok(&self.nodes[index].value)
     }
 
