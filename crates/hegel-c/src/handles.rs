@@ -41,7 +41,7 @@
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The slabs' layout: the top byte of every key is ours, for the kind tag.
@@ -830,6 +830,68 @@ mod tests {
             c.0.load(Ordering::Relaxed)
         });
         assert!(matches!(read, Err(AbiError::InvalidHandle(_))), "{read:?}");
+    }
+
+    /// Two words set together: a read that mixes two handles' objects
+    /// sees them differ.
+    #[derive(Default)]
+    struct Pair(AtomicU32, AtomicU32);
+    impl Reusable for Pair {
+        fn reset(&self) {
+            self.0.store(0, Ordering::Relaxed);
+            self.1.store(0, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn reads_racing_frees_and_reuses_see_only_their_own_handles_object() {
+        static PAIRS: Slots<Pair> = Slots::new();
+        const ROUNDS: u32 = if cfg!(miri) { 300 } else { 100_000 };
+        let set = |n: u32| {
+            move |p: &Pair| {
+                p.0.store(n, Ordering::Relaxed);
+                p.1.store(n, Ordering::Relaxed);
+            }
+        };
+        let current = AtomicU64::new(PAIRS.insert(202, set(1)).expect("inserts") as u64);
+        let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
+        let (read, refused) = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let (mut read, mut refused) = (0u32, 0u32);
+                while !done.load(Ordering::Relaxed) {
+                    let h = current.load(Ordering::Relaxed) as usize as *const u8;
+                    match PAIRS.read(h, 202, "pair", |p| {
+                        let a = p.0.load(Ordering::Relaxed);
+                        // Widens the window for a free and a reuse.
+                        std::thread::yield_now();
+                        (a, p.1.load(Ordering::Relaxed))
+                    }) {
+                        Ok((a, b)) => {
+                            assert!(a == b && a != 0, "read ({a}, {b}) through {h:?}");
+                            read += 1;
+                            started.store(true, Ordering::Relaxed);
+                        }
+                        Err(_) => refused += 1,
+                    }
+                }
+                (read, refused)
+            });
+            while !started.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
+            for n in 2..ROUNDS {
+                let old = current.load(Ordering::Relaxed) as usize;
+                assert!(PAIRS.free(old, 202));
+                let new = PAIRS.insert(202, set(n)).expect("inserts");
+                current.store(new as u64, Ordering::Relaxed);
+            }
+            done.store(true, Ordering::Relaxed);
+            reader.join().expect("the reader saw only whole objects")
+        });
+        assert!(
+            read > 0 && read + refused > 0,
+            "{read} reads, {refused} refused"
+        );
     }
 
     #[test]
