@@ -41,7 +41,7 @@
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The slabs' layout: the top byte of every key is ours, for the kind tag.
@@ -854,6 +854,7 @@ mod tests {
             }
         };
         let current = AtomicU64::new(PAIRS.insert(202, set(1)).expect("inserts") as u64);
+        use std::sync::atomic::AtomicBool;
         let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
         let (read, refused) = std::thread::scope(|scope| {
             let reader = scope.spawn(|| {
