@@ -88,6 +88,21 @@ fn vacant() -> AbiError {
     AbiError::InvalidHandle("the collection was freed while in use".into())
 }
 
+/// The sizing state of `collection` (found as `found`), locked for this
+/// call; refused when the handle was freed since it was found.
+fn sizing_of<'a>(
+    collection: *const hegel_collection_t,
+    found: &'a CollectionHandle,
+) -> AbiResult<MutexGuard<'a, Option<Collection>>> {
+    let sizing = lock(&found.sizing, COLLECTION_NAME)?;
+    // Under the lock a reuse's reset takes: a free (and reuse) of the slot
+    // since the lookup is seen, and none can happen until the call is done.
+    if sizing.is_none() || !COLLECTIONS.is_live(collection as usize, COLLECTION_KIND) {
+        return Err(vacant());
+    }
+    Ok(sizing)
+}
+
 /// Starts a collection.
 #[unsafe(no_mangle)]
 pub extern "C" fn hegel_new_collection(
@@ -135,9 +150,9 @@ pub extern "C" fn hegel_collection_more(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            let collection = collection_of(tc, collection)?;
+            let found = collection_of(tc, collection)?;
             require(out_more, "out_more")?;
-            let mut sizing = lock(&collection.sizing, COLLECTION_NAME)?;
+            let mut sizing = sizing_of(collection, found)?;
             let sizing = sizing.as_mut().ok_or_else(vacant)?;
             let more = tc.draw(|data| Ok(sizing.more(data)?))?;
             write(out_more, more, "out_more")
@@ -155,10 +170,10 @@ pub extern "C" fn hegel_collection_reject(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            let collection = collection_of(tc, collection)?;
+            let found = collection_of(tc, collection)?;
             // SAFETY: the caller's optional view (validated, otherwise unused).
             unsafe { text::optional_text(why, "why")? };
-            let mut sizing = lock(&collection.sizing, COLLECTION_NAME)?;
+            let mut sizing = sizing_of(collection, found)?;
             let sizing = sizing.as_mut().ok_or_else(vacant)?;
             tc.draw(|data| Ok(sizing.reject(data)?))
         })
@@ -236,4 +251,43 @@ pub extern "C" fn hegel_repeat_free(
     repeat: *mut hegel_repeat_t,
 ) -> hegel_result_t {
     guard(ctx, || handles::free::<RepeatHandle, _>(repeat).map(drop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A collection handle of family 42 wanting exactly three elements.
+    fn three() -> usize {
+        COLLECTIONS
+            .insert(COLLECTION_KIND, |c| {
+                *c.sizing.lock().expect("unpoisoned") = Some(Collection::new(3, Some(3)));
+                c.family.store(42, Ordering::Relaxed);
+            })
+            .expect("inserts")
+    }
+
+    #[test]
+    fn a_collection_freed_and_reused_while_a_call_holds_it_is_refused() {
+        let mut reused = 0;
+        for _ in 0..200 {
+            let old = three();
+            // A call found it; another thread frees it and makes a new
+            // collection of the same test case, in the same slot.
+            let found = COLLECTIONS.get(old, COLLECTION_KIND).expect("live");
+            assert!(COLLECTIONS.free(old, COLLECTION_KIND));
+            let new = three();
+            if new & 0xFF_FFFF == old & 0xFF_FFFF {
+                reused += 1;
+                let old = old as *const hegel_collection_t;
+                assert!(
+                    matches!(sizing_of(old, found), Err(AbiError::InvalidHandle(_))),
+                    "the call went on with the new collection's sizing"
+                );
+                assert!(sizing_of(new as *const hegel_collection_t, found).is_ok());
+            }
+            assert!(COLLECTIONS.free(new, COLLECTION_KIND));
+        }
+        assert!(reused >= 2, "the slot was reused in {reused} of 200 rounds");
+    }
 }

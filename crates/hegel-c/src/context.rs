@@ -45,7 +45,8 @@ impl Default for Context {
 
 impl Reusable for Context {
     fn reset(&self) {
-        *self.message.lock().unwrap_or_else(|e| e.into_inner()) = vec![0];
+        let mut message = self.message.lock().unwrap_or_else(|e| e.into_inner());
+        *message = vec![0];
         self.holds_message.store(false, Ordering::Relaxed);
     }
 }
@@ -66,32 +67,37 @@ fn invalid_context(ctx: *const hegel_context_t) -> AbiError {
 }
 
 impl Context {
-    /// Records a call's outcome: its message, or none after a success.
+    /// Records a call's outcome on the context `ctx` (this one, found
+    /// before the call): its message, or none after a success.
     #[inline(always)]
-    fn record(&self, outcome: &AbiResult) {
+    fn record(&self, ctx: *const hegel_context_t, outcome: &AbiResult) {
         match outcome {
             Ok(()) if !self.holds_message.load(Ordering::Relaxed) => {}
-            _ => self.record_change(outcome),
+            _ => self.record_change(ctx, outcome),
         }
     }
 
-    /// [`Context::record`] when the message changes.
+    /// [`Context::record`] when the message changes. Nothing is recorded
+    /// when `ctx` was freed during the call: its slot may hold a new
+    /// context by now, whose message is not this call's.
     #[cold]
     #[inline(never)]
-    fn record_change(&self, outcome: &AbiResult) {
-        match outcome {
-            Ok(()) => {
-                let mut message = self.message.lock().unwrap_or_else(|e| e.into_inner());
-                *message = vec![0];
-                self.holds_message.store(false, Ordering::Relaxed);
-            }
+    fn record_change(&self, ctx: *const hegel_context_t, outcome: &AbiResult) {
+        let text = match outcome {
+            Ok(()) => vec![0],
             Err(error) => {
                 let mut text = error.to_string().into_bytes();
                 text.retain(|b| *b != 0);
                 text.push(0);
-                *self.message.lock().unwrap_or_else(|e| e.into_inner()) = text;
-                self.holds_message.store(true, Ordering::Relaxed);
+                text
             }
+        };
+        let mut message = self.message.lock().unwrap_or_else(|e| e.into_inner());
+        // Under the lock a reuse's reset takes (see `Slots::is_live`).
+        if CONTEXTS.is_live(ctx as usize, CONTEXT_KIND) {
+            *message = text;
+            self.holds_message
+                .store(outcome.is_err(), Ordering::Relaxed);
         }
     }
 }
@@ -123,7 +129,7 @@ pub fn guard(ctx: *const hegel_context_t, body: impl FnOnce() -> AbiResult) -> h
             return invalid_context(ctx).code();
         };
         let outcome = run();
-        context.record(&outcome);
+        context.record(ctx, &outcome);
         outcome
     };
     match outcome {
@@ -191,10 +197,81 @@ pub extern "C" fn hegel_context_last_error(ctx: *const hegel_context_t) -> hegel
         return empty;
     };
     let message = context.message.lock().unwrap_or_else(|e| e.into_inner());
+    // Freed since it was found: the slot may hold another context's message.
+    if !CONTEXTS.is_live(ctx as usize, CONTEXT_KIND) {
+        return empty;
+    }
     // The buffer lives in the context until the next call replaces it, which
     // is exactly how long the header lets the caller read it.
     hegel_string_t {
         data: message.as_ptr().cast(),
         len: message.len().saturating_sub(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The message `ctx` holds.
+    fn last_error(ctx: *const hegel_context_t) -> String {
+        let message = hegel_context_last_error(ctx);
+        // SAFETY: valid until the next call on `ctx`, and read before it.
+        let bytes = unsafe { std::slice::from_raw_parts(message.data.cast::<u8>(), message.len) };
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+
+    /// A call whose context another thread frees, and whose slot a new
+    /// context takes, while the call runs (here: from inside the call).
+    /// Returns the new context, or `None` when it got another slot (tests
+    /// on other threads make contexts too).
+    fn call_spanning_reuse(outcome: AbiResult) -> Option<*mut hegel_context_t> {
+        let ctx = hegel_context_new();
+        let mut new = std::ptr::null_mut();
+        guard(ctx, || {
+            assert_eq!(hegel_context_free(ctx), hegel_result_t::HEGEL_OK);
+            new = hegel_context_new();
+            // The new context's own failed call leaves its message.
+            guard(new, || Err(AbiError::arg("the new context's own error")));
+            outcome
+        });
+        if new as usize & 0xFF_FFFF == ctx as usize & 0xFF_FFFF {
+            Some(new)
+        } else {
+            hegel_context_free(new);
+            None
+        }
+    }
+
+    #[test]
+    fn a_call_on_a_context_freed_and_reused_meanwhile_leaves_the_new_context_alone() {
+        let mut reused = 0;
+        for round in 0..200 {
+            let outcome = if round % 2 == 0 {
+                Ok(())
+            } else {
+                Err(AbiError::arg("the freed context's call failed"))
+            };
+            let Some(new) = call_spanning_reuse(outcome) else {
+                continue;
+            };
+            reused += 1;
+            assert!(
+                last_error(new).contains("the new context's own error"),
+                "round {round}: the new context holds {:?}",
+                last_error(new)
+            );
+            assert_eq!(hegel_context_free(new), hegel_result_t::HEGEL_OK);
+        }
+        assert!(reused >= 2, "the slot was reused in {reused} of 200 rounds");
+    }
+
+    #[test]
+    fn a_freed_context_has_no_message_to_read() {
+        let ctx = hegel_context_new();
+        guard(ctx, || Err(AbiError::arg("a message")));
+        assert!(last_error(ctx).contains("a message"));
+        assert_eq!(hegel_context_free(ctx), hegel_result_t::HEGEL_OK);
+        assert_eq!(last_error(ctx), "");
     }
 }

@@ -35,12 +35,13 @@
 //! is a bounds check and one atomic load, with no thread-local state, no
 //! reference count and no allocation per handle. A slot's memory is never
 //! freed, so a handle freed while another thread still uses it names a
-//! valid (vacant or reused) object, never freed memory.
+//! valid (vacant or reused) object, never freed memory, and a call checks
+//! the handle again after reading it (see [`Slots::read`]).
 
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The slabs' layout: the top byte of every key is ours, for the kind tag.
@@ -372,7 +373,9 @@ pub fn free<T: Handled, H>(handle: *mut H) -> Result<Option<Arc<T>>, AbiError> {
 /// object, and the generation is what refuses it. The object is reset (by
 /// [`Reusable::reset`]) when its slot is handed out again, never while a
 /// handle to it is live. A call racing with the free of the handle it uses
-/// touches an object that is live or vacant, never freed memory.
+/// touches an object that is live, vacant or reused, never freed memory;
+/// so that it never acts on a reuse, it reads through [`Slots::read`] or
+/// checks [`Slots::is_live`] under a lock the reset takes.
 pub struct Slots<T: 'static> {
     /// Segment `s` holds `SEGMENT_BASE << s` slots; made on first use.
     segments: [OnceLock<Box<[Slot<T>]>>; SEGMENTS],
@@ -395,7 +398,9 @@ pub struct Slot<T> {
 
 /// An object kept in a [`Slots`] table.
 pub trait Reusable: Default + Send + Sync + 'static {
-    /// Readies a vacant slot's object for a new handle.
+    /// Readies a vacant slot's object for a new handle. A call that uses
+    /// an object across a lock (not just one read) takes the lock here too,
+    /// and checks [`Slots::is_live`] under it.
     fn reset(&self);
 }
 
@@ -460,6 +465,9 @@ impl<T: Reusable> Slots<T> {
         };
         drop(vacant);
         let slot = self.slot(index)?;
+        // The free that vacated the slot came before (through `vacant`);
+        // this orders it before the reset's stores for `Slots::read`.
+        fence(Ordering::Release);
         slot.value.reset();
         init(&slot.value);
         // Vacant (even) to live (odd); published after the reset.
@@ -478,6 +486,42 @@ impl<T: Reusable> Slots<T> {
         let slot = self.slot(raw & SLOT_INDEX_MASK)?;
         (generation & 1 == 1 && slot.generation.load(Ordering::Acquire) == generation)
             .then_some(&slot.value)
+    }
+
+    /// Whether `raw` (a handle of kind `kind`) is still live. A caller that
+    /// found an object and then took a lock its reset also takes (see
+    /// [`Reusable::reset`]) asks this under the lock: a free of the handle
+    /// since the lookup, and any reuse of the slot, are seen, and no reuse
+    /// can reset the object until the lock is released.
+    #[inline(always)]
+    pub fn is_live(&self, raw: usize, kind: u8) -> bool {
+        self.get(raw, kind).is_some()
+    }
+
+    /// `f` on the object behind a live handle, refused (with the ABI's
+    /// error) when the handle is not live before `f` runs or after: what
+    /// `f` read is the handle's own object's, never that of a reuse of the
+    /// slot (reset and set up by another thread meanwhile). `f` only reads
+    /// (atomics); it may run on a reused object, whose result is dropped.
+    #[inline(always)]
+    pub fn read<H, R>(
+        &self,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+        f: impl FnOnce(&T) -> R,
+    ) -> Result<R, AbiError> {
+        let raw = handle as usize;
+        let value = self.find(handle, kind, name)?;
+        let result = f(value);
+        // Pairs with the fence before a reuse's reset: if `f` saw any store
+        // of a reuse, this load sees the free before it.
+        fence(Ordering::Acquire);
+        if self.is_live(raw, kind) {
+            Ok(result)
+        } else {
+            Err(not_found(raw, kind, name))
+        }
     }
 
     /// [`Slots::get`] with the ABI's error for a handle not found: NULL,
@@ -523,11 +567,16 @@ impl<T: Reusable> Slots<T> {
         {
             return false;
         }
-        self.vacant
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .freed
-            .push(index as u32);
+        // A slot whose generation wrapped to 0 is retired: reused, it would
+        // hand out its first handles again, and a stale copy of one would
+        // name the new object (one slot lost per 2^31 reuses).
+        if generation != u32::MAX {
+            self.vacant
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .freed
+                .push(index as u32);
+        }
         true
     }
 }
@@ -748,6 +797,123 @@ mod tests {
             0
         );
         assert!(CELLS.free(again, 202));
+    }
+
+    #[test]
+    fn a_read_spanning_a_free_and_a_reuse_of_its_slot_is_refused() {
+        static CELLS: Slots<Cell> = Slots::new();
+        let old = CELLS
+            .insert(202, |c| c.0.store(1, Ordering::Relaxed))
+            .expect("inserts");
+        let p = old as *const u8;
+        assert_eq!(
+            CELLS
+                .read(p, 202, "cell", |c| c.0.load(Ordering::Relaxed))
+                .expect("live"),
+            1
+        );
+        // Freed and reused (as by another thread) while the read runs: what
+        // it read is the new handle's, so it is refused.
+        let mut new = 0;
+        let read = CELLS.read(p, 202, "cell", |c| {
+            assert!(CELLS.free(old, 202));
+            new = CELLS
+                .insert(202, |c| c.0.store(2, Ordering::Relaxed))
+                .expect("inserts");
+            c.0.load(Ordering::Relaxed)
+        });
+        assert_eq!(new & SLOT_INDEX_MASK, old & SLOT_INDEX_MASK, "reused");
+        assert!(matches!(read, Err(AbiError::InvalidHandle(_))), "{read:?}");
+        // Freed only: refused too; the new handle reads its own object.
+        let read = CELLS.read(new as *const u8, 202, "cell", |c| {
+            assert!(CELLS.free(new, 202));
+            c.0.load(Ordering::Relaxed)
+        });
+        assert!(matches!(read, Err(AbiError::InvalidHandle(_))), "{read:?}");
+    }
+
+    /// Two words set together: a read that mixes two handles' objects
+    /// sees them differ.
+    #[derive(Default)]
+    struct Pair(AtomicU32, AtomicU32);
+    impl Reusable for Pair {
+        fn reset(&self) {
+            self.0.store(0, Ordering::Relaxed);
+            self.1.store(0, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn reads_racing_frees_and_reuses_see_only_their_own_handles_object() {
+        static PAIRS: Slots<Pair> = Slots::new();
+        const ROUNDS: u32 = if cfg!(miri) { 300 } else { 100_000 };
+        let set = |n: u32| {
+            move |p: &Pair| {
+                p.0.store(n, Ordering::Relaxed);
+                p.1.store(n, Ordering::Relaxed);
+            }
+        };
+        let current = AtomicU64::new(PAIRS.insert(202, set(1)).expect("inserts") as u64);
+        use std::sync::atomic::AtomicBool;
+        let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
+        let (read, refused) = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let (mut read, mut refused) = (0u32, 0u32);
+                while !done.load(Ordering::Relaxed) {
+                    let h = current.load(Ordering::Relaxed) as usize as *const u8;
+                    match PAIRS.read(h, 202, "pair", |p| {
+                        let a = p.0.load(Ordering::Relaxed);
+                        // Widens the window for a free and a reuse.
+                        std::thread::yield_now();
+                        (a, p.1.load(Ordering::Relaxed))
+                    }) {
+                        Ok((a, b)) => {
+                            assert!(a == b && a != 0, "read ({a}, {b}) through {h:?}");
+                            read += 1;
+                            started.store(true, Ordering::Relaxed);
+                        }
+                        Err(_) => refused += 1,
+                    }
+                }
+                (read, refused)
+            });
+            while !started.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
+            for n in 2..ROUNDS {
+                let old = current.load(Ordering::Relaxed) as usize;
+                assert!(PAIRS.free(old, 202));
+                let new = PAIRS.insert(202, set(n)).expect("inserts");
+                current.store(new as u64, Ordering::Relaxed);
+            }
+            done.store(true, Ordering::Relaxed);
+            reader.join().expect("the reader saw only whole objects")
+        });
+        assert!(
+            read > 0 && read + refused > 0,
+            "{read} reads, {refused} refused"
+        );
+    }
+
+    #[test]
+    fn a_slot_is_not_reused_once_its_generation_wraps() {
+        static CELLS: Slots<Cell> = Slots::new();
+        let first = CELLS.insert(202, |_| ()).expect("inserts");
+        let index = first & SLOT_INDEX_MASK;
+        assert!(CELLS.free(first, 202));
+        // As after 2^31 - 1 reuses: the next hand-out is the last generation.
+        let slot = CELLS.slot(index).expect("made");
+        slot.generation.store(u32::MAX - 1, Ordering::Relaxed);
+        let last = CELLS.insert(202, |_| ()).expect("inserts");
+        assert_eq!(last & SLOT_INDEX_MASK, index);
+        assert!(CELLS.free(last, 202));
+        // Reused now, the slot would hand `first` out again, and a stale
+        // copy of `first` would name the new object.
+        let next = CELLS.insert(202, |_| ()).expect("inserts");
+        assert_ne!(next, first);
+        assert_ne!(next & SLOT_INDEX_MASK, index, "the wrapped slot is retired");
+        assert!(CELLS.get(first, 202).is_none());
+        assert!(CELLS.free(next, 202));
     }
 
     #[test]

@@ -255,11 +255,14 @@ fn with_machine<T>(
     f: impl FnOnce(&mut state_machine::StateMachine, &mut TestData) -> AbiResult<T>,
 ) -> AbiResult<T> {
     with_handle(tc, |tc| {
-        let machine = MACHINES.find(machine, MACHINE_KIND, MACHINE_NAME)?;
-        let (family, index) = (
-            machine.family.load(Ordering::Relaxed),
-            machine.index.load(Ordering::Relaxed),
-        );
+        // Read as one: never a family and an index of different handles
+        // (the slot freed and reused by another thread meanwhile).
+        let (family, index) = MACHINES.read(machine, MACHINE_KIND, MACHINE_NAME, |machine| {
+            (
+                machine.family.load(Ordering::Relaxed),
+                machine.index.load(Ordering::Relaxed),
+            )
+        })?;
         if family != tc.family.id {
             return Err(foreign_machine());
         }
