@@ -379,24 +379,7 @@ fn collections_and_machines_answer_only_while_live_and_to_their_own_test_case() 
                 let mut collection = ptr::null_mut();
                 ok(hegel_new_collection(ctx, tc, 0, 5, &mut collection));
                 ok(hegel_collection_more(ctx, tc, collection, &mut more));
-                let mut machine = ptr::null_mut();
-                let mut concurrency = 0i64;
-                ok(hegel_new_state_machine(
-                    ctx,
-                    tc,
-                    names.as_ptr(),
-                    groups.as_ptr(),
-                    ptr::null(),
-                    names.len(),
-                    ptr::null(),
-                    ptr::null(),
-                    0,
-                    1,
-                    1,
-                    10,
-                    &mut machine,
-                    &mut concurrency,
-                ));
+                let machine = plain_machine(ctx, tc, &names, &groups);
                 // A handle of one kind where another belongs.
                 let m = refused(
                     ctx,

@@ -116,23 +116,7 @@ fn a_machine_answers_only_to_its_own_test_case() {
     run(ctx, s, |tc| {
         let mut group = 0i64;
         if machine.is_null() {
-            let mut concurrency = 0i64;
-            ok(hegel_new_state_machine(
-                ctx,
-                tc,
-                names.as_ptr(),
-                groups.as_ptr(),
-                ptr::null(),
-                names.len(),
-                ptr::null(),
-                ptr::null(),
-                0,
-                1,
-                1,
-                10,
-                &mut machine,
-                &mut concurrency,
-            ));
+            machine = plain_machine(ctx, tc, &names, &groups);
             ok(hegel_state_machine_next_group(ctx, tc, machine, &mut group));
             let mut rule = 0i64;
             ok(hegel_state_machine_next_rule(

@@ -6,6 +6,7 @@ use hegel_c::abi::*;
 use hegel_c::context::{hegel_context_new, hegel_context_t};
 use hegel_c::run::*;
 use hegel_c::settings::*;
+use hegel_c::stateful::{hegel_new_state_machine, hegel_state_machine_t};
 use hegel_c::test_case::*;
 use std::ptr;
 
@@ -27,6 +28,35 @@ pub fn text(s: hegel_string_t) -> String {
 /// Asserts a call succeeded.
 pub fn ok(rc: hegel_result_t) {
     assert_eq!(rc, hegel_result_t::HEGEL_OK);
+}
+
+/// A state machine made on `tc`: the rules `names` in `groups`, equal
+/// weights, one worker, at most 10 steps; asserts it was made.
+pub fn plain_machine(
+    ctx: *mut hegel_context_t,
+    tc: *mut hegel_test_case_t,
+    names: &[hegel_string_t],
+    groups: &[i64],
+) -> *mut hegel_state_machine_t {
+    let mut machine = ptr::null_mut();
+    let mut concurrency = 0i64;
+    ok(hegel_new_state_machine(
+        ctx,
+        tc,
+        names.as_ptr(),
+        groups.as_ptr(),
+        ptr::null(),
+        names.len(),
+        ptr::null(),
+        ptr::null(),
+        0,
+        1,
+        1,
+        10,
+        &mut machine,
+        &mut concurrency,
+    ));
+    machine
 }
 
 /// A fresh context.
