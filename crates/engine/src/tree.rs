@@ -771,17 +771,30 @@ impl DataTree {
         let from = (tail.base + start) as usize;
         let remaining = (tail.len - start) as usize;
         let kinds = &self.tail_kinds[from..from + remaining];
+        let values = &self.tail_values[from..from + remaining];
         let agreeing = nodes
             .iter()
-            .zip(kinds)
-            .enumerate()
-            .take_while(|&(i, (node, &kind))| {
+            .zip(kinds.iter().zip(values))
+            .take_while(|&(node, (&kind, &word))| {
+                // Numbers and booleans (nearly all choices) compared here
+                // in line, the rest as everywhere else.
+                let value_is = match (TailWord::of(kind), &node.value) {
+                    (TailWord::Integer, ChoiceValue::Integer(v)) => i128::from(word as i64) == *v,
+                    (TailWord::Boolean, ChoiceValue::Boolean(v)) => (word != 0) == *v,
+                    (TailWord::Float, ChoiceValue::Float(v)) => word == v.to_bits(),
+                    (TailWord::Spilled, value) => self.tail_spilled[word as usize] == *value,
+                    _ => false,
+                };
                 node.forced == (kind & FORCED != 0)
-                    && self.tail_value_is(from + i, &node.value)
-                    && same_kind(
+                    && value_is
+                    && match (
                         &self.constraints[(kind & ID_MASK) as usize],
                         &node.constraints,
-                    )
+                    ) {
+                        (Constraints::Integer(a), Constraints::Integer(b)) => a == b,
+                        (Constraints::Boolean { .. }, Constraints::Boolean { .. }) => true,
+                        (a, b) => same_kind(a, b),
+                    }
             })
             .count();
         (agreeing, remaining)
