@@ -394,6 +394,10 @@ pub struct DataTree {
     recent_next: usize,
     /// A reusable buffer for the path of the test case being recorded.
     path: Vec<NodeId>,
+    /// The integer and the boolean kinds of choice (with their interned
+    /// ids, [`UNKNOWN`] for none) [`DataTree::grow_tail`] met last: most
+    /// tails are made of the kinds of the tail before.
+    last_tail_kinds: ((IntegerConstraints, ConstraintsId), (u64, ConstraintsId)),
     /// Whether runs of new choices are kept as tails (always, but for the
     /// tests that check tails change nothing the tree answers).
     compress: bool,
@@ -418,6 +422,7 @@ impl Default for DataTree {
             recent: [UNKNOWN; RECENT_CONSTRAINTS],
             recent_next: 0,
             path: Vec::new(),
+            last_tail_kinds: ((IntegerConstraints::UNBOUNDED, UNKNOWN), (0, UNKNOWN)),
             compress: true,
             last_end: None,
         }
@@ -927,19 +932,13 @@ impl DataTree {
         let mut known = 0;
         // Before those, the last integer's and the last boolean's kinds (a
         // collection of integers alternates the two), compared field by
-        // field without a search.
-        let mut last_integer = (IntegerConstraints::UNBOUNDED, UNKNOWN);
-        let mut last_boolean = (0u64, UNKNOWN);
+        // field without a search; kept from tail to tail.
+        let (mut last_integer, mut last_boolean) = self.last_tail_kinds;
         for node in nodes {
+            // (No kind met yet: its id is `UNKNOWN`, as for no match.)
             let same = match &node.constraints {
-                Constraints::Integer(c) if last_integer.1 != UNKNOWN && last_integer.0 == *c => {
-                    last_integer.1
-                }
-                Constraints::Boolean { p }
-                    if last_boolean.1 != UNKNOWN && last_boolean.0 == p.to_bits() =>
-                {
-                    last_boolean.1
-                }
+                Constraints::Integer(c) if last_integer.0 == *c => last_integer.1,
+                Constraints::Boolean { p } if last_boolean.0 == p.to_bits() => last_boolean.1,
                 _ => UNKNOWN,
             };
             let id = if same != UNKNOWN {
@@ -976,6 +975,7 @@ impl DataTree {
             let forced = if node.forced { FORCED } else { 0 };
             self.tail_kinds.push(id | forced | tag.bits());
         }
+        self.last_tail_kinds = (last_integer, last_boolean);
         let len = nodes.len() as u32;
         // Every path from the choice after the last free one that permits
         // more than one value is exhausted, when the test case ended.
