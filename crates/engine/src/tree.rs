@@ -1416,14 +1416,13 @@ impl DataTree {
                     }
                     let word = (tail.base + index) as usize;
                     let kind = self.tail_kinds[word];
-                    if kind & FORCED == 0 {
-                        let value = &choices[i];
-                        if !self.constraints[(kind & ID_MASK) as usize].permits(value) {
+                    // (The tail's own value is permitted there: checked
+                    // first, it spares the test of the constraints.)
+                    if kind & FORCED == 0 && !self.tail_value_is(word, &choices[i]) {
+                        if !self.constraints[(kind & ID_MASK) as usize].permits(&choices[i]) {
                             break;
                         }
-                        if !self.tail_value_is(word, value) {
-                            return false;
-                        }
+                        return false;
                     }
                     index += 1;
                     at.offset += 1;
@@ -1441,7 +1440,18 @@ impl DataTree {
                 return self.child_count(at) == 0 || self.exhausted_along(at, &choices[i..]);
             }
             let constraints = self.constraints.get(known.constraints as usize);
+            // A free choice's child: its value was permitted there, under
+            // these very constraints but for a boolean's (any boolean is a
+            // boolean of the same kind), so only a value no test case chose
+            // there needs the test of the constraints.
+            let known_child = match (known.forcing, constraints) {
+                (Forcing::Free, Some(c)) if !matches!(c, Constraints::Boolean { .. }) => {
+                    self.child(at, value)
+                }
+                _ => None,
+            };
             let next = match (known.forcing, constraints) {
+                _ if known_child.is_some() => known_child,
                 (Forcing::Forced, Some(_)) => self.only_child(at).map(|(_, child)| child),
                 (Forcing::Free, Some(c)) if c.permits(value) => self.child(at, value),
                 _ => {
