@@ -394,6 +394,10 @@ pub struct DataTree {
     recent_next: usize,
     /// A reusable buffer for the path of the test case being recorded.
     path: Vec<NodeId>,
+    /// The integer and the boolean kinds of choice (with their interned
+    /// ids, [`UNKNOWN`] for none) [`DataTree::grow_tail`] met last: most
+    /// tails are made of the kinds of the tail before.
+    last_tail_kinds: ((IntegerConstraints, ConstraintsId), (u64, ConstraintsId)),
     /// Whether runs of new choices are kept as tails (always, but for the
     /// tests that check tails change nothing the tree answers).
     compress: bool,
@@ -418,6 +422,7 @@ impl Default for DataTree {
             recent: [UNKNOWN; RECENT_CONSTRAINTS],
             recent_next: 0,
             path: Vec::new(),
+            last_tail_kinds: ((IntegerConstraints::UNBOUNDED, UNKNOWN), (0, UNKNOWN)),
             compress: true,
             last_end: None,
         }
@@ -581,23 +586,6 @@ impl DataTree {
             (TailWord::Spilled, _) => self.tail_spilled[word as usize] == *value,
             _ => false,
         }
-    }
-
-    /// Appends `value` to [`DataTree::tail_values`]; returns its encoding's
-    /// bits, for its kind.
-    #[inline]
-    fn push_tail_value(&mut self, value: &ChoiceValue) -> u32 {
-        let (word, tag) = match value {
-            ChoiceValue::Integer(v) => match i64::try_from(*v) {
-                Ok(v) => (v as u64, TailWord::Integer),
-                Err(_) => self.spill(value),
-            },
-            ChoiceValue::Boolean(v) => (u64::from(*v), TailWord::Boolean),
-            ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
-            ChoiceValue::Bytes(_) | ChoiceValue::String(_) => self.spill(value),
-        };
-        self.tail_values.push(word);
-        tag.bits()
     }
 
     fn spill(&mut self, value: &ChoiceValue) -> (u64, TailWord) {
@@ -788,17 +776,30 @@ impl DataTree {
         let from = (tail.base + start) as usize;
         let remaining = (tail.len - start) as usize;
         let kinds = &self.tail_kinds[from..from + remaining];
+        let values = &self.tail_values[from..from + remaining];
         let agreeing = nodes
             .iter()
-            .zip(kinds)
-            .enumerate()
-            .take_while(|&(i, (node, &kind))| {
+            .zip(kinds.iter().zip(values))
+            .take_while(|&(node, (&kind, &word))| {
+                // Numbers and booleans (nearly all choices) compared here
+                // in line, the rest as everywhere else.
+                let value_is = match (TailWord::of(kind), &node.value) {
+                    (TailWord::Integer, ChoiceValue::Integer(v)) => i128::from(word as i64) == *v,
+                    (TailWord::Boolean, ChoiceValue::Boolean(v)) => (word != 0) == *v,
+                    (TailWord::Float, ChoiceValue::Float(v)) => word == v.to_bits(),
+                    (TailWord::Spilled, value) => self.tail_spilled[word as usize] == *value,
+                    _ => false,
+                };
                 node.forced == (kind & FORCED != 0)
-                    && self.tail_value_is(from + i, &node.value)
-                    && same_kind(
+                    && value_is
+                    && match (
                         &self.constraints[(kind & ID_MASK) as usize],
                         &node.constraints,
-                    )
+                    ) {
+                        (Constraints::Integer(a), Constraints::Integer(b)) => a == b,
+                        (Constraints::Boolean { .. }, Constraints::Boolean { .. }) => true,
+                        (a, b) => same_kind(a, b),
+                    }
             })
             .count();
         (agreeing, remaining)
@@ -848,74 +849,146 @@ impl DataTree {
         child
     }
 
+    /// [`DataTree::expand`] `count` times over (at least once, at most to
+    /// the tail's end): the tail's next `count` choices from node `at` on
+    /// become nodes, each pushed on `path` as it is passed; returns the
+    /// node standing for the rest. Each node is written once, in its final
+    /// form.
+    fn expand_run(&mut self, at: NodeId, count: usize, path: &mut Vec<NodeId>) -> NodeId {
+        let node = self.node(at);
+        let (tail_id, start) = (node.child, node.exhausted_children);
+        let tail = &self.tails[tail_id as usize];
+        let (base, len, exhausted_from) = (tail.base, tail.len, tail.exhausted_from);
+        let end = start + count as u32;
+        debug_assert!(
+            count > 0 && end <= len,
+            "{count} choices from {start} of {len}"
+        );
+        let ended = match (tail.ended, tail.passed) {
+            (false, _) => Ended::No,
+            (true, false) => Ended::Yes,
+            (true, true) => Ended::Passing,
+        };
+        let first_new = self.nodes.len() as NodeId;
+        self.nodes.reserve(count);
+        path.reserve(count);
+        // The node for tail choice `c` (`at` for the first): its choice's
+        // value, kind and exhaustion, its child the next node.
+        let mut current = at;
+        for c in start..end {
+            let index = (base + c) as usize;
+            let kind = self.tail_kinds[index];
+            let value = self.tail_value(index).into_owned();
+            let made = TreeNode {
+                first: Some(value),
+                child: first_new + (c - start),
+                constraints: kind & ID_MASK,
+                exhausted_children: u32::from(c + 1 >= exhausted_from),
+                forcing: if kind & FORCED != 0 {
+                    Forcing::Forced
+                } else {
+                    Forcing::Free
+                },
+                below: Below::Plain,
+                ended: Ended::No,
+                exhausted: c >= exhausted_from,
+            };
+            path.push(current);
+            if c == start {
+                self.nodes[at as usize] = made;
+            } else {
+                self.nodes.push(made);
+            }
+            current = first_new + (c - start);
+        }
+        // The rest: the tail from choice `end` on, or where its test case
+        // ended (or was cut short).
+        let mut rest = TreeNode::new();
+        if end < len {
+            rest.below = Below::Tail;
+            rest.child = tail_id;
+            rest.exhausted_children = end;
+        } else {
+            rest.ended = ended;
+        }
+        rest.exhausted = end >= exhausted_from;
+        self.nodes.push(rest);
+        current
+    }
+
     /// Makes node `at` (fresh: nothing known of it) own a tail of `nodes`,
     /// which a test case made from there on.
     fn grow_tail(&mut self, at: NodeId, nodes: &[ChoiceNode], ended: bool, path: &[NodeId]) {
         let base = self.tail_values.len() as u32;
         self.tail_values.reserve(nodes.len());
         self.tail_kinds.reserve(nodes.len());
-        let mut exhausted_from = if ended { 0 } else { u32::MAX };
         // A test case draws the same few kinds of choice over and over (a
         // state machine's step cycles through more than two: go on?, rule,
         // swarm flags, the rule's draws): the last eight kinds are looked up
-        // without building their keys (with whether they permit one value
-        // only).
+        // without building their keys.
         // Only the first `known` entries of `last` hold kinds.
         const UNUSED: &Constraints = &Constraints::Boolean { p: 0.0 };
-        let mut last: [(&Constraints, ConstraintsId, bool); 8] = [(UNUSED, UNKNOWN, false); 8];
+        let mut last: [(&Constraints, ConstraintsId); 8] = [(UNUSED, UNKNOWN); 8];
         let mut known = 0;
         // Before those, the last integer's and the last boolean's kinds (a
         // collection of integers alternates the two), compared field by
-        // field without a search.
-        let mut last_integer: Option<(&IntegerConstraints, ConstraintsId, bool)> = None;
-        let mut last_boolean: Option<(u64, ConstraintsId, bool)> = None;
-        for (i, node) in nodes.iter().enumerate() {
+        // field without a search; kept from tail to tail.
+        let (mut last_integer, mut last_boolean) = self.last_tail_kinds;
+        for node in nodes {
+            // (No kind met yet: its id is `UNKNOWN`, as for no match.)
             let same = match &node.constraints {
-                Constraints::Integer(c) => last_integer
-                    .filter(|&(k, _, _)| k == c)
-                    .map(|(_, id, single_valued)| (id, single_valued)),
-                Constraints::Boolean { p } => last_boolean
-                    .filter(|&(bits, _, _)| bits == p.to_bits())
-                    .map(|(_, id, single_valued)| (id, single_valued)),
-                _ => None,
+                Constraints::Integer(c) if last_integer.0 == *c => last_integer.1,
+                Constraints::Boolean { p } if last_boolean.0 == p.to_bits() => last_boolean.1,
+                _ => UNKNOWN,
             };
-            let (id, single_valued) = match same {
-                Some(known) => known,
-                None => {
-                    let (id, single_valued) = match last[..known]
-                        .iter()
-                        .find(|(c, _, _)| exactly_equal(c, &node.constraints))
-                    {
-                        Some(&(_, id, single_valued)) => (id, single_valued),
-                        None => {
-                            let id = self.intern(&node.constraints);
-                            let single_valued = self.single_valued[id as usize];
-                            last.rotate_right(1);
-                            last[0] = (&node.constraints, id, single_valued);
-                            known = (known + 1).min(last.len());
-                            (id, single_valued)
-                        }
-                    };
-                    match &node.constraints {
-                        Constraints::Integer(c) => last_integer = Some((c, id, single_valued)),
-                        Constraints::Boolean { p } => {
-                            last_boolean = Some((p.to_bits(), id, single_valued));
-                        }
-                        _ => {}
+            let id = if same != UNKNOWN {
+                same
+            } else {
+                let id = match last[..known]
+                    .iter()
+                    .find(|(c, _)| exactly_equal(c, &node.constraints))
+                {
+                    Some(&(_, id)) => id,
+                    None => {
+                        let id = self.intern(&node.constraints);
+                        last.rotate_right(1);
+                        last[0] = (&node.constraints, id);
+                        known = (known + 1).min(last.len());
+                        id
                     }
-                    (id, single_valued)
+                };
+                match &node.constraints {
+                    Constraints::Integer(c) => last_integer = (*c, id),
+                    Constraints::Boolean { p } => last_boolean = (p.to_bits(), id),
+                    _ => {}
                 }
+                id
             };
-            if !(node.forced || single_valued) && ended {
-                exhausted_from = i as u32 + 1;
-            }
             debug_assert!(id <= ID_MASK, "{id} interned constraints");
-            let tag = self.push_tail_value(&node.value);
-            self.tail_kinds
-                .push(if node.forced { id | FORCED } else { id } | tag);
+            let (word, tag) = match node.value {
+                ChoiceValue::Integer(v) if v as i64 as i128 == v => (v as u64, TailWord::Integer),
+                ChoiceValue::Boolean(v) => (u64::from(v), TailWord::Boolean),
+                ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
+                _ => self.spill(&node.value),
+            };
+            self.tail_values.push(word);
+            let forced = if node.forced { FORCED } else { 0 };
+            self.tail_kinds.push(id | forced | tag.bits());
         }
+        self.last_tail_kinds = (last_integer, last_boolean);
         let len = nodes.len() as u32;
-        let exhausted_from = exhausted_from.min(len + 1);
+        // Every path from the choice after the last free one that permits
+        // more than one value is exhausted, when the test case ended.
+        let exhausted_from = if ended {
+            self.tail_kinds[base as usize..]
+                .iter()
+                .rposition(|&kind| {
+                    kind & FORCED == 0 && !self.single_valued[(kind & ID_MASK) as usize]
+                })
+                .map_or(0, |i| i as u32 + 1)
+        } else {
+            len + 1
+        };
         let tail = self.tails.len() as u32;
         self.tails.push(Tail {
             base,
@@ -966,10 +1039,9 @@ impl DataTree {
                 }
                 // What changes is at choice `agreeing` of the tail: the
                 // choices up to there become nodes.
-                for _ in 0..agreeing {
-                    path.push(at);
-                    at = self.expand(at);
-                    i += 1;
+                if agreeing > 0 {
+                    at = self.expand_run(at, agreeing, path);
+                    i += agreeing;
                 }
                 if self.node(at).below == Below::Tail {
                     self.expand(at);
@@ -1344,14 +1416,13 @@ impl DataTree {
                     }
                     let word = (tail.base + index) as usize;
                     let kind = self.tail_kinds[word];
-                    if kind & FORCED == 0 {
-                        let value = &choices[i];
-                        if !self.constraints[(kind & ID_MASK) as usize].permits(value) {
+                    // (The tail's own value is permitted there: checked
+                    // first, it spares the test of the constraints.)
+                    if kind & FORCED == 0 && !self.tail_value_is(word, &choices[i]) {
+                        if !self.constraints[(kind & ID_MASK) as usize].permits(&choices[i]) {
                             break;
                         }
-                        if !self.tail_value_is(word, value) {
-                            return false;
-                        }
+                        return false;
                     }
                     index += 1;
                     at.offset += 1;
@@ -1369,7 +1440,18 @@ impl DataTree {
                 return self.child_count(at) == 0 || self.exhausted_along(at, &choices[i..]);
             }
             let constraints = self.constraints.get(known.constraints as usize);
+            // A free choice's child: its value was permitted there, under
+            // these very constraints but for a boolean's (any boolean is a
+            // boolean of the same kind), so only a value no test case chose
+            // there needs the test of the constraints.
+            let known_child = match (known.forcing, constraints) {
+                (Forcing::Free, Some(c)) if !matches!(c, Constraints::Boolean { .. }) => {
+                    self.child(at, value)
+                }
+                _ => None,
+            };
             let next = match (known.forcing, constraints) {
+                _ if known_child.is_some() => known_child,
                 (Forcing::Forced, Some(_)) => self.only_child(at).map(|(_, child)| child),
                 (Forcing::Free, Some(c)) if c.permits(value) => self.child(at, value),
                 _ => {
