@@ -256,4 +256,21 @@ mod tests {
             assert_eq!(holder.choice_count(), 1);
         }
     }
+
+    /// A whole run in process (generation, a failure that unwinds out of
+    /// the property, shrinking, the final replay): every test case lends
+    /// the engine's data and takes it back. Small enough for Miri.
+    #[test]
+    fn a_failing_run_lends_and_takes_back_every_test_case() {
+        let settings = crate::Settings::new()
+            .test_cases(5)
+            .seed(Some(1))
+            .database(None::<&str>);
+        let result = crate::run_property(&settings, &mut |tc: &mut crate::TestCase| {
+            let x: u8 = tc.draw(crate::generators::integers::<u8>().max_value(10));
+            assert!(x < 3, "too large");
+        });
+        let message = result.expect_err("fails").to_string();
+        assert!(message.contains("= 3"), "{message}");
+    }
 }
