@@ -1,164 +1,211 @@
-//! A fingerprint of every choice the engine makes: several properties (a
-//! list of 100 integers run until the choice tree is full, failing lists
-//! that shrink, a small space the tree exhausts, filters that discard
-//! spans, strings, floats and dictionaries) run over 40 seeds each, hashing each test case's choices and outcome
-//! and each run's result. A change meant only to be faster must print the
-//! same fingerprint before and after.
+//! A fingerprint of every choice the engine makes: for a pure speed change,
+//! the proof that it changed no choice (generation, mutation, shrinking).
 //!
-//! Run: `cargo run --release -p geist-engine --example choice_fingerprint`
-//! (`GEIST_FINGERPRINT_SEEDS` seeds per property, default 40).
+//! Runs several properties (lists with equal-label spans, strings, floats,
+//! nested spans, state machines of one and several workers, groups and
+//! weights, a rule that rejects; most of them fail and shrink) over seeds
+//! 0..SEEDS (default 40, `GEIST_FINGERPRINT_SEEDS`), hashes every test
+//! case's choices (values and whether forced) and spans, and each run's
+//! result, and prints one hash per property and one over all. The same
+//! output before and after a change means the same choices.
+//!
+//! Run: `cargo run --release -p geist-engine --example choice_fingerprint`.
 
-use geist_engine::choice::{ChoiceValue, IntegerConstraints};
+use geist_engine::charset::CharSet;
+use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
 use geist_engine::data::Collection;
-use geist_engine::generate::{Schema, generate};
-use geist_engine::value::Value;
+use geist_engine::state_machine::{StateMachine, StateMachineSpec};
 use geist_engine::{RunSettings, Status, TestData, run};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-fn map(entries: Vec<(&str, Value)>) -> Value {
-    Value::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (Value::text(k), v))
-            .collect(),
-    )
-}
+type Property = fn(&mut TestData) -> Option<()>;
 
-fn schema(value: Value) -> Schema {
-    Schema::parse(&value).expect("a valid schema")
-}
+/// Whether the properties fail on their bug (else they pass, and each run
+/// spends its whole budget on generation and mutation).
+static FAILING: AtomicBool = AtomicBool::new(true);
 
-fn hash_choices(h: &mut DefaultHasher, choices: &[ChoiceValue]) {
-    choices.len().hash(h);
-    for c in choices {
-        c.hash(h);
+fn fail(data: &mut TestData) {
+    if FAILING.load(Ordering::Relaxed) {
+        data.conclude(Status::Interesting, Some("fails".into()));
     }
 }
 
-type Property = Box<dyn Fn(&mut TestData) -> bool>;
+/// A list of bounded integers, each in a span: fails on two equal elements
+/// above 100 (mutations find it).
+fn duplicates(data: &mut TestData) -> Option<()> {
+    let mut c = Collection::new(0, Some(40));
+    let mut xs = Vec::new();
+    while c.more(data).ok()? {
+        data.start_span(11);
+        xs.push(
+            data.draw_integer(IntegerConstraints::bounded(0, 100_000))
+                .ok()?,
+        );
+        data.stop_span(false);
+    }
+    let mut big: Vec<i128> = xs.into_iter().filter(|x| *x > 100).collect();
+    big.sort_unstable();
+    if big.windows(2).any(|w| w[0] == w[1]) {
+        fail(data);
+    }
+    Some(())
+}
 
-fn properties() -> Vec<(&'static str, u64, Property)> {
-    let list100 = schema(map(vec![
-        ("type", Value::text("list")),
-        ("elements", map(vec![("type", Value::text("integer"))])),
-        ("min_size", Value::Integer(100)),
-        ("max_size", Value::Integer(100)),
-    ]));
-    let mixed = schema(map(vec![
-        ("type", Value::text("dict")),
-        ("keys", map(vec![("type", Value::text("string"))])),
-        ("values", map(vec![("type", Value::text("float"))])),
-    ]));
-    let texts = schema(map(vec![
-        ("type", Value::text("list")),
-        ("elements", map(vec![("type", Value::text("string"))])),
-    ]));
-    vec![
-        (
-            "list of 100 integers",
-            // Past the tree's million entries, where it stops growing.
-            6000,
-            Box::new(move |data: &mut TestData| {
-                let _ = generate(&list100, data);
-                true
-            }),
-        ),
-        (
-            "list sum fails",
-            300,
-            Box::new(|data: &mut TestData| {
-                let mut list = Collection::new(0, None);
-                let mut sum = 0i128;
-                while let Ok(true) = list.more(data) {
-                    match data.draw_integer(IntegerConstraints::bounded(-1000, 1000)) {
-                        Ok(v) => sum += v,
-                        Err(_) => return true,
-                    }
+/// Pairs of strings in nested spans: fails when two are equal and long.
+fn strings(data: &mut TestData) -> Option<()> {
+    let alphabet = Arc::new(CharSet::from_intervals(vec![(0x20, 0x7e)]));
+    let size = SizeConstraints {
+        min_size: 0,
+        max_size: 20,
+    };
+    let mut c = Collection::new(0, Some(10));
+    let mut seen = Vec::new();
+    while c.more(data).ok()? {
+        data.start_span(21);
+        data.start_span(22);
+        let s = data.draw_string(alphabet.clone(), size).ok()?;
+        data.stop_span(false);
+        let n = data.draw_integer(IntegerConstraints::bounded(-5, 5)).ok()?;
+        data.stop_span(n == 0);
+        if s.len() > 3 && seen.contains(&s) {
+            fail(data);
+        }
+        seen.push(s);
+    }
+    Some(())
+}
+
+/// Floats and booleans, unlabelled: fails when two floats above 1 are equal.
+fn floats(data: &mut TestData) -> Option<()> {
+    let mut xs = Vec::new();
+    for _ in 0..8 {
+        if data.draw_boolean(0.5).ok()? {
+            xs.push(
+                data.draw_float(FloatConstraints {
+                    min: f64::NEG_INFINITY,
+                    max: f64::INFINITY,
+                    allow_nan: true,
+                    width: 64,
+                })
+                .ok()?,
+            );
+        } else {
+            let _ = data.draw_integer(IntegerConstraints::UNBOUNDED).ok()?;
+        }
+    }
+    if xs
+        .iter()
+        .enumerate()
+        .any(|(i, x)| *x > 1.0 && xs[i + 1..].contains(x))
+    {
+        fail(data);
+    }
+    Some(())
+}
+
+/// Protocol 0.16's machine, as the ABI bench's stack: push (draws), pop,
+/// push then pop; fails when the stack holds two equal values above 1000.
+fn sequential_machine(data: &mut TestData) -> Option<()> {
+    let mut machine = StateMachine::new(data, NonZeroUsize::new(3)?).ok()?;
+    let mut stack: Vec<i128> = Vec::new();
+    for _ in 0..50 {
+        data.start_span(31);
+        match machine.pick_rule(data).ok()? {
+            0 => stack.push(data.draw_integer(IntegerConstraints::UNBOUNDED).ok()?),
+            1 => {
+                stack.pop();
+            }
+            _ => {
+                let x = data.draw_integer(IntegerConstraints::bounded(0, 10)).ok()?;
+                stack.push(x);
+                stack.pop();
+            }
+        }
+        data.stop_span(false);
+        let mut big: Vec<i128> = stack.iter().copied().filter(|x| *x > 1000).collect();
+        big.sort_unstable();
+        if big.windows(2).any(|w| w[0] == w[1]) {
+            fail(data);
+            return Some(());
+        }
+    }
+    Some(())
+}
+
+/// The C ABI's machine: five rules in two groups, unequal weights,
+/// concurrency 1 to 3, two invariants, a rule that rejects.
+fn concurrent_machine(data: &mut TestData) -> Option<()> {
+    let spec = StateMachineSpec::new(
+        vec![0, 0, 0, 7, 7],
+        Some(vec![1.0, 2.0, 0.5, 1.0, 3.0]),
+        vec![true, false],
+        (1, 3),
+        20,
+    )
+    .ok()?;
+    let mut machine = StateMachine::with_spec(data, spec).ok()?;
+    let mut total = 0i128;
+    while machine.next_group(data).ok()?.is_some() {
+        for worker in 0..machine.concurrency() as i64 {
+            while let Some(rule) = machine.next_rule(data, worker).ok()?.ok()? {
+                data.start_span(41 + rule as u64);
+                let x = data.draw_integer(IntegerConstraints::bounded(0, 50)).ok()?;
+                data.stop_span(false);
+                if rule == 2 && x % 3 == 0 {
+                    machine.rule_rejected(worker).ok()?;
+                    continue;
                 }
-                if sum > 1500 {
-                    data.conclude(Status::Interesting, Some("sum".into()));
+                total += if rule < 3 { x } else { -x };
+            }
+        }
+        for invariant in 0..2 {
+            if machine.should_check_invariant(data, invariant).ok()?.ok()? && total > 120 {
+                fail(data);
+                return Some(());
+            }
+        }
+    }
+    Some(())
+}
+
+/// Steps in nested spans, one group of three equal rules: fails when two
+/// consecutive draws are equal and above 1000.
+fn spanned_machine(data: &mut TestData) -> Option<()> {
+    let spec = StateMachineSpec::new(vec![0, 0, 0], None, vec![], (1, 1), 50).ok()?;
+    let mut machine = StateMachine::with_spec(data, spec).ok()?;
+    let mut last = None;
+    while machine.next_group(data).ok()?.is_some() {
+        while let Some(rule) = machine.next_rule(data, 0).ok()?.ok()? {
+            data.start_span(51);
+            if rule != 1 {
+                data.start_span(52);
+                let x = data.draw_integer(IntegerConstraints::UNBOUNDED).ok()?;
+                data.stop_span(false);
+                if x > 1000 && last == Some(x) {
+                    fail(data);
+                    return Some(());
                 }
-                true
-            }),
-        ),
-        (
-            "small space",
-            500,
-            Box::new(|data: &mut TestData| {
-                let (Ok(a), Ok(b), Ok(c)) = (
-                    data.draw_integer(IntegerConstraints::bounded(0, 3)),
-                    data.draw_boolean(0.5),
-                    data.draw_integer(IntegerConstraints::bounded(-2, 2)),
-                ) else {
-                    return true;
-                };
-                if a == 3 && b && c == -2 && data.draw_boolean(0.5) == Ok(true) {
-                    let _ = data.draw_integer(IntegerConstraints::bounded(0, 1));
-                }
-                true
-            }),
-        ),
-        (
-            "filter discards",
-            300,
-            Box::new(|data: &mut TestData| {
-                let mut kept = Vec::new();
-                for _ in 0..4 {
-                    for _ in 0..3 {
-                        data.start_span(0xF1);
-                        let Ok(v) = data.draw_integer(IntegerConstraints::bounded(0, 20)) else {
-                            return true;
-                        };
-                        let discard = v % 3 != 0;
-                        data.stop_span(discard);
-                        if !discard {
-                            kept.push(v);
-                            break;
-                        }
-                    }
-                }
-                if kept.len() < 2 {
-                    data.conclude(Status::Invalid, None);
-                } else if kept.iter().sum::<i128>() > 30 {
-                    data.conclude(Status::Interesting, Some("kept".into()));
-                }
-                true
-            }),
-        ),
-        (
-            "strings and floats",
-            200,
-            Box::new(move |data: &mut TestData| {
-                let a = generate(&mixed, data);
-                let b = generate(&texts, data);
-                let size = |v: &Result<Value, _>| match v {
-                    Ok(Value::Map(m)) => m.len(),
-                    Ok(Value::Array(a)) => a.len(),
-                    _ => 0,
-                };
-                if size(&a) + size(&b) > 6 {
-                    data.conclude(Status::Interesting, Some("big".into()));
-                }
-                true
-            }),
-        ),
-        (
-            "unbounded integers",
-            300,
-            Box::new(|data: &mut TestData| {
-                let mut list = Collection::new(0, Some(20));
-                while let Ok(true) = list.more(data) {
-                    if let Ok(v) = data.draw_integer(IntegerConstraints::UNBOUNDED)
-                        && v > 1 << 40
-                    {
-                        data.conclude(Status::Interesting, Some("large".into()));
-                        return true;
-                    }
-                }
-                true
-            }),
-        ),
-    ]
+                last = Some(x);
+            }
+            data.stop_span(false);
+        }
+    }
+    Some(())
+}
+
+fn hash_case(h: &mut DefaultHasher, data: &TestData) {
+    data.nodes.len().hash(h);
+    for node in &data.nodes {
+        format!("{:?}", node.value).hash(h);
+        node.forced.hash(h);
+    }
+    for span in &data.spans {
+        (span.label, span.start, span.end, span.discarded).hash(h);
+    }
+    format!("{:?}", data.status).hash(h);
 }
 
 fn main() {
@@ -166,39 +213,52 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(40);
-    let mut total = DefaultHasher::new();
-    for (name, cases, property) in properties() {
+    let properties: [(&str, Property, u64); 6] = [
+        ("duplicates", duplicates, 300),
+        ("strings", strings, 300),
+        ("floats", floats, 300),
+        ("sequential_machine", sequential_machine, 200),
+        ("concurrent_machine", concurrent_machine, 200),
+        ("spanned_machine", spanned_machine, 300),
+    ];
+    let mut all = DefaultHasher::new();
+    let mut cases = 0u64;
+    for (failing, (name, property, test_cases)) in [true, false]
+        .into_iter()
+        .flat_map(|f| properties.iter().map(move |p| (f, *p)))
+    {
+        FAILING.store(failing, Ordering::Relaxed);
+        let name = format!("{name}{}", if failing { "" } else { " (passing)" });
         let mut h = DefaultHasher::new();
-        let mut test_cases = 0;
+        let mut failed = 0;
         for seed in 0..seeds {
             let settings = RunSettings {
                 seed,
-                test_cases: cases,
+                test_cases,
+                too_slow_seconds: f64::INFINITY,
                 ..RunSettings::default()
             };
             let result = run(&settings, &[], &mut |data| {
-                let outcome = property(data);
-                hash_choices(&mut h, &data.choices());
-                outcome.hash(&mut h);
-                outcome
+                let _ = property(data);
+                hash_case(&mut h, data);
+                true
             });
-            test_cases += result.test_cases;
+            cases += result.test_cases;
+            failed += usize::from(!result.failures.is_empty());
             (
                 result.test_cases,
                 result.valid_test_cases,
-                result.invalid_test_cases,
                 result.shrink_calls,
             )
                 .hash(&mut h);
-            format!("{:?}", result.stop).hash(&mut h);
             for failure in &result.failures {
-                hash_choices(&mut h, &failure.choices);
-                failure.origin.hash(&mut h);
+                format!("{:?}", failure.choices).hash(&mut h);
             }
         }
-        let fingerprint = h.finish();
-        println!("{name:24} {test_cases:>9} test cases  {fingerprint:016x}");
-        fingerprint.hash(&mut total);
+        let f = h.finish();
+        f.hash(&mut all);
+        println!("{name:30} {f:016x} ({failed}/{seeds} seeds failed)");
     }
-    println!("{:24} {:>30}  {:016x}", "all", "", total.finish());
+    println!("{:30} {:016x}", "all", all.finish());
+    println!("{cases} test cases");
 }

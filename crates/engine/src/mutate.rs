@@ -9,7 +9,7 @@
 //! choice counts as a span labelled by its constraints, so two strings (or
 //! integers) drawn alike become equal even when the client opened no span.
 
-use crate::choice::{ChoiceNode, ChoiceValue};
+use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
 use crate::data::Span;
 use crate::random::Source;
 use crate::tree::same_kind;
@@ -19,17 +19,21 @@ const MAX_NODES: usize = 1024;
 /// Tries at finding two spans whose copy changes the test case.
 const TRIES: usize = 4;
 
+/// The most distinct span labels counted by a linear search; a test case
+/// with more has its labels sorted instead.
+const FEW_LABELS: usize = 16;
+
 /// The working vectors of [`copy_onto_equal_label`], kept between calls:
 /// a run mutates thousands of test cases.
 #[derive(Debug, Default)]
 pub struct MutationScratch {
-    /// Spans as (label, position among the spans, start, end), by label.
-    members: Vec<(u64, usize, usize, usize)>,
-    /// The runs of `members` (first index, length) sharing a label, two spans or more.
-    groups: Vec<(usize, usize)>,
-    /// Indices of the choices not forced.
-    free: Vec<usize>,
-    /// Those of `free` alike one of them (drawn).
+    /// The labels of the spans a copy may take, each with its number of
+    /// spans; then only those with two spans or more (the groups a pair is
+    /// drawn from), in label order.
+    groups: Vec<(u64, usize)>,
+    /// Those spans' labels, sorted, when there are more than [`FEW_LABELS`].
+    labels: Vec<u64>,
+    /// The choices not forced alike one of them (drawn), by index.
     alike: Vec<usize>,
     /// A vector for the next mutation's choices (a caller that drops a
     /// mutation may put its vector back here).
@@ -56,61 +60,88 @@ pub fn copy_onto_equal_label_with(
     source: &mut Source,
 ) -> Option<Vec<ChoiceValue>> {
     let limit = nodes.len().min(MAX_NODES);
-    // The spans by label (in label order, each label's in span order), and
-    // the labels with two spans or more: the groups a pair is drawn from.
     let MutationScratch {
-        members,
         groups,
-        free,
+        labels,
         alike,
         spare,
     } = scratch;
-    members.clear();
-    members.extend(
-        spans
-            .iter()
-            .enumerate()
-            .filter(|(_, span)| !span.discarded && span.start < span.end && span.end <= limit)
-            .map(|(position, span)| (span.label, position, span.start, span.end)),
-    );
-    // By label, then position: what a stable sort by label gives, in place.
-    members.sort_unstable();
+    // The spans a copy may take: whole, not discarded, within the limit.
+    let takes = |span: &&Span| !span.discarded && span.start < span.end && span.end <= limit;
+    // The labels with two spans or more, in label order: the groups a pair
+    // is drawn from. A test case has few distinct labels (a state machine's
+    // steps, a list's elements), so they are counted by a linear search,
+    // not sorted with every span.
     groups.clear();
-    let mut first = 0;
-    for run in members.chunk_by(|a, b| a.0 == b.0) {
-        if run.len() >= 2 {
-            groups.push((first, run.len()));
+    let few = spans.iter().filter(takes).all(|span| {
+        if let Some((_, count)) = groups.iter_mut().find(|(label, _)| *label == span.label) {
+            *count += 1;
+        } else if groups.len() < FEW_LABELS {
+            groups.push((span.label, 1));
+        } else {
+            return false;
         }
-        first += run.len();
+        true
+    });
+    if few {
+        groups.sort_unstable_by_key(|(label, _)| *label);
+    } else {
+        labels.clear();
+        labels.extend(spans.iter().filter(takes).map(|span| span.label));
+        labels.sort_unstable();
+        groups.clear();
+        groups.extend(
+            labels
+                .chunk_by(|a, b| a == b)
+                .map(|run| (run[0], run.len())),
+        );
     }
-    free.clear();
-    free.extend((0..limit).filter(|&i| !nodes[i].forced));
-    let (members, groups, free): (&[_], &[_], &[usize]) = (members, groups, free);
+    groups.retain(|(_, count)| *count >= 2);
+    // The choices not forced, counted (the one drawn is found by a scan:
+    // a mutation draws one at most a few times).
+    let free = &nodes[..limit];
+    let free_count = limit - free.iter().filter(|n| n.forced).count();
+    let groups: &[_] = groups;
     for _ in 0..TRIES {
-        let pair =
-            if !groups.is_empty() && (free.len() < 2 || source.chance(0.5)) {
-                let (first, len) = groups[source.below(groups.len() as u64) as usize];
-                let group = &members[first..first + len];
-                let a = source.below(group.len() as u64) as usize;
-                let mut b = source.below(group.len() as u64 - 1) as usize;
-                if b >= a {
-                    b += 1;
-                }
-                let range = |(_, _, start, end): (u64, usize, usize, usize)| (start, end);
-                Some((range(group[a]), range(group[b])))
-            } else if free.len() >= 2 {
-                let i = free[source.below(free.len() as u64) as usize];
-                alike.clear();
-                alike.extend(free.iter().copied().filter(|&j| {
-                    j != i && same_kind(&nodes[i].constraints, &nodes[j].constraints)
-                }));
-                (!alike.is_empty()).then(|| {
-                    let j = alike[source.below(alike.len() as u64) as usize];
-                    ((i, i + 1), (j, j + 1))
-                })
+        let pair = if !groups.is_empty() && (free_count < 2 || source.chance(0.5)) {
+            // Two spans of a label, by their order among its spans.
+            let (label, len) = groups[source.below(groups.len() as u64) as usize];
+            let a = source.below(len as u64) as usize;
+            let mut b = source.below(len as u64 - 1) as usize;
+            if b >= a {
+                b += 1;
+            }
+            let mut group = spans
+                .iter()
+                .filter(takes)
+                .filter(|span| span.label == label)
+                .map(|span| (span.start, span.end));
+            let (low, high) = (a.min(b), a.max(b));
+            let low_range = group.nth(low).expect("counted");
+            let high_range = group.nth(high - low - 1).expect("counted");
+            Some(if a < b {
+                (low_range, high_range)
             } else {
-                None
+                (high_range, low_range)
+            })
+        } else if free_count >= 2 {
+            let k = source.below(free_count as u64) as usize;
+            let i = if free_count == limit {
+                k
+            } else {
+                (0..limit)
+                    .filter(|&i| !free[i].forced)
+                    .nth(k)
+                    .expect("counted")
             };
+            collect_alike(alike, free, i);
+            (!alike.is_empty()).then(|| {
+                let j = alike[source.below(alike.len() as u64) as usize];
+                ((i, i + 1), (j, j + 1))
+            })
+        } else {
+            None
+        };
         let Some((a, b)) = pair else { continue };
         let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
         // Nested or overlapping spans cannot both take the copy.
@@ -143,6 +174,37 @@ pub fn copy_onto_equal_label_with(
     None
 }
 
+/// Sets `alike` to the indices of the choices of `nodes` not forced, other
+/// than `i`, alike `i` (by [`same_kind`]). Choice `i`'s kind is matched
+/// once, not once per choice compared: the common kinds get a loop of
+/// their own.
+fn collect_alike(alike: &mut Vec<usize>, nodes: &[ChoiceNode], i: usize) {
+    alike.clear();
+    let others = nodes
+        .iter()
+        .enumerate()
+        .filter(|(j, node)| *j != i && !node.forced);
+    let indices = |(j, _): (usize, &ChoiceNode)| j;
+    match &nodes[i].constraints {
+        Constraints::Integer(x) => alike.extend(
+            others
+                .filter(|(_, node)| matches!(&node.constraints, Constraints::Integer(y) if y == x))
+                .map(indices),
+        ),
+        // Any boolean is alike any boolean (see `same_kind`).
+        Constraints::Boolean { .. } => alike.extend(
+            others
+                .filter(|(_, node)| matches!(node.constraints, Constraints::Boolean { .. }))
+                .map(indices),
+        ),
+        c => alike.extend(
+            others
+                .filter(|(_, node)| same_kind(c, &node.constraints))
+                .map(indices),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +228,194 @@ mod tests {
             depth: 0,
             discarded: false,
         }
+    }
+
+    /// The implementation before choices were counted rather than sorted
+    /// and collected (session 9): the reference the current one must match
+    /// draw for draw.
+    fn reference(
+        nodes: &[ChoiceNode],
+        spans: &[Span],
+        source: &mut Source,
+    ) -> Option<Vec<ChoiceValue>> {
+        let limit = nodes.len().min(MAX_NODES);
+        let mut members: Vec<(u64, usize, usize, usize)> = spans
+            .iter()
+            .enumerate()
+            .filter(|(_, span)| !span.discarded && span.start < span.end && span.end <= limit)
+            .map(|(position, span)| (span.label, position, span.start, span.end))
+            .collect();
+        members.sort_unstable();
+        let mut groups = Vec::new();
+        let mut first = 0;
+        for run in members.chunk_by(|a, b| a.0 == b.0) {
+            if run.len() >= 2 {
+                groups.push((first, run.len()));
+            }
+            first += run.len();
+        }
+        let free: Vec<usize> = (0..limit).filter(|&i| !nodes[i].forced).collect();
+        for _ in 0..TRIES {
+            let pair = if !groups.is_empty() && (free.len() < 2 || source.chance(0.5)) {
+                let (first, len) = groups[source.below(groups.len() as u64) as usize];
+                let group = &members[first..first + len];
+                let a = source.below(group.len() as u64) as usize;
+                let mut b = source.below(group.len() as u64 - 1) as usize;
+                if b >= a {
+                    b += 1;
+                }
+                let range = |(_, _, start, end): (u64, usize, usize, usize)| (start, end);
+                Some((range(group[a]), range(group[b])))
+            } else if free.len() >= 2 {
+                let i = free[source.below(free.len() as u64) as usize];
+                let alike: Vec<usize> = free
+                    .iter()
+                    .copied()
+                    .filter(|&j| j != i && same_kind(&nodes[i].constraints, &nodes[j].constraints))
+                    .collect();
+                (!alike.is_empty()).then(|| {
+                    let j = alike[source.below(alike.len() as u64) as usize];
+                    ((i, i + 1), (j, j + 1))
+                })
+            } else {
+                None
+            };
+            let Some((a, b)) = pair else { continue };
+            let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
+            if second.0 < first.1 {
+                continue;
+            }
+            let copied = if source.chance(0.5) { first } else { second };
+            let replacement = &nodes[copied.0..copied.1];
+            if nodes[first.0..first.1]
+                .iter()
+                .map(|n| &n.value)
+                .eq(nodes[second.0..second.1].iter().map(|n| &n.value))
+            {
+                continue;
+            }
+            let mut out = Vec::new();
+            for range in [
+                &nodes[..first.0],
+                replacement,
+                &nodes[first.1..second.0],
+                replacement,
+                &nodes[second.1..],
+            ] {
+                out.extend(range.iter().map(|n| n.value.clone()));
+            }
+            return Some(out);
+        }
+        None
+    }
+
+    /// Test cases of every kind of choice (some forced, values often
+    /// equal) and spans (nested, overlapping, empty, discarded, a few
+    /// labels or more than [`FEW_LABELS`]), made from `seed`.
+    fn arbitrary_case(seed: u64) -> (Vec<ChoiceNode>, Vec<Span>) {
+        let mut r = Source::from_seed(seed);
+        let shared = Arc::new(CharSet::from_intervals(vec![(0x61, 0x63)]));
+        let n = r.below(60) as usize;
+        let nodes: Vec<ChoiceNode> = (0..n)
+            .map(|_| {
+                let v = r.below(3);
+                let (constraints, value) = match r.below(7) {
+                    0 => (
+                        Constraints::Integer(IntegerConstraints::bounded(0, 1000)),
+                        ChoiceValue::Integer(v as i128),
+                    ),
+                    1 => (
+                        Constraints::Integer(IntegerConstraints::bounded(0, 3)),
+                        ChoiceValue::Integer(v as i128),
+                    ),
+                    2 => (
+                        Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                        ChoiceValue::Integer(v as i128),
+                    ),
+                    3 => (
+                        Constraints::Boolean {
+                            p: [0.5, 0.1, 1.0][v as usize],
+                        },
+                        ChoiceValue::Boolean(v == 1),
+                    ),
+                    4 => (
+                        Constraints::Float(crate::choice::FloatConstraints {
+                            min: f64::NEG_INFINITY,
+                            max: f64::INFINITY,
+                            allow_nan: v == 0,
+                            width: 64,
+                        }),
+                        ChoiceValue::Float(v as f64),
+                    ),
+                    5 => (
+                        Constraints::String {
+                            // Shared, or an equal alphabet of its own.
+                            alphabet: if v == 2 {
+                                Arc::new(CharSet::from_intervals(vec![(0x61, 0x63)]))
+                            } else {
+                                shared.clone()
+                            },
+                            size: SizeConstraints {
+                                min_size: 0,
+                                max_size: 5,
+                            },
+                        },
+                        ChoiceValue::String(vec![0x61; v as usize]),
+                    ),
+                    _ => (
+                        Constraints::Bytes(SizeConstraints {
+                            min_size: 0,
+                            max_size: 4 + v as usize,
+                        }),
+                        ChoiceValue::Bytes(vec![1; v as usize]),
+                    ),
+                };
+                ChoiceNode {
+                    constraints,
+                    value,
+                    forced: r.below(8) == 0,
+                }
+            })
+            .collect();
+        let labels = [1, 3, 16, 17, 40][r.below(5) as usize];
+        let spans = (0..r.below(50))
+            .map(|_| {
+                let start = r.below(n as u64 + 1) as usize;
+                let end = start + r.below((n - start) as u64 + 1) as usize;
+                Span {
+                    label: 1000 + r.below(labels),
+                    start,
+                    end,
+                    depth: 0,
+                    discarded: r.below(10) == 0,
+                }
+            })
+            .collect();
+        (nodes, spans)
+    }
+
+    #[test]
+    fn mutations_match_the_reference_draw_for_draw() {
+        let mut scratch = MutationScratch::default();
+        let mut some = 0;
+        for seed in 0..3000 {
+            let (nodes, spans) = arbitrary_case(seed);
+            let mut expected_source = Source::from_seed(seed ^ 0x5eed);
+            let mut source = expected_source.clone();
+            let expected = reference(&nodes, &spans, &mut expected_source);
+            let got = copy_onto_equal_label_with(&mut scratch, &nodes, &spans, &mut source);
+            assert_eq!(got, expected, "seed {seed}");
+            assert_eq!(
+                source.below(1 << 40),
+                expected_source.below(1 << 40),
+                "seed {seed}: the same draws"
+            );
+            some += usize::from(got.is_some());
+            if let Some(out) = got {
+                scratch.spare = out;
+            }
+        }
+        assert!(some > 1000, "{some} mutations");
     }
 
     #[test]
