@@ -264,17 +264,12 @@ impl Runner<'_> {
     /// Runs one test case on what `lent` lends (a final replay when
     /// `is_final`: it is recorded for the report) and concludes it. The
     /// test case's backend is lent to the `TestCase` for the whole of it,
-    /// and given back however it ends (also when it unwinds).
+    /// and given back however it ends.
     fn run_case(&mut self, mut lent: Lent<'_>, is_final: bool) -> Result<CaseEnd, WireError> {
-        lent.lend_to(&mut self.tc.backend);
-        // Taken back however the test case ends: the test case must not
-        // keep a borrow of the engine's data past it (`Lent::lend_to`).
-        let end = catch_unwind(AssertUnwindSafe(|| self.run_lent_case(is_final)));
-        lent.take_back(&mut self.tc.backend);
-        match end {
-            Ok(end) => end,
-            Err(payload) => std::panic::resume_unwind(payload),
-        }
+        lent.swap_with(&mut self.tc.backend);
+        let end = self.run_lent_case(is_final);
+        lent.swap_with(&mut self.tc.backend);
+        end
     }
 
     /// [`Runner::run_case`] on the backend lent to `self.tc`.

@@ -15,7 +15,6 @@ use geist_engine::choice::ChoiceValue;
 use geist_engine::data::DEFAULT_MAX_CHOICES;
 use geist_engine::database::ExampleDatabase;
 use geist_engine::{DatabaseHandle, Phases, RunSettings, TestData};
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 /// Test cases whose draws are timed for the engine's `too_slow` health
@@ -24,93 +23,20 @@ use std::sync::Arc;
 const TIMED_PASSES: u32 = 10;
 
 /// One in-process test case: the engine's data, lent for the test case.
-///
-/// The `TestCase` a property is handed holds one for the whole run; for
-/// each test case the engine lends its `TestData` by reference
-/// ([`LocalCase::lend`]) and takes it back afterwards
-/// ([`LocalCase::give_back`]). Between test cases it points at a
-/// placeholder of its own. Holding the engine's data by pointer, rather
-/// than swapping its 400-odd bytes in and out of the `TestCase` around
-/// every test case, is what lets the public `TestCase` stay a type without
-/// a lifetime.
 pub(crate) struct LocalCase {
-    /// The data the choices go to: `idle`, or the engine's while lent.
-    data: NonNull<TestData>,
-    /// The placeholder between test cases (from `Box::into_raw`; freed on
-    /// drop). Kept raw, not as a `Box`: moving a `Box` asserts that it is
-    /// the only way to its data, which `data` also is while idle.
-    idle: NonNull<TestData>,
+    /// The engine's record of the test case's choices.
+    pub(crate) data: TestData,
     /// Whether outermost draws are timed (see [`TIMED_PASSES`]).
     pub(crate) time_draws: bool,
 }
 
-// SAFETY: a `LocalCase` is as a `Box<TestData>` (its placeholder) plus, while
-// lent, a `&mut TestData` of the engine's: both are `Send` when `TestData` is
-// (checked below), and only `&mut self` reaches either.
-unsafe impl Send for LocalCase {}
-
-const _: () = {
-    const fn is_send<T: Send>() {}
-    is_send::<TestData>();
-};
-
 impl LocalCase {
     /// A case with no choices (a placeholder between test cases).
     pub(crate) fn empty() -> LocalCase {
-        let idle = NonNull::from(Box::leak(Box::new(TestData::replaying(
-            Vec::new(),
-            DEFAULT_MAX_CHOICES,
-        ))));
         LocalCase {
-            data: idle,
-            idle,
+            data: TestData::replaying(Vec::new(), DEFAULT_MAX_CHOICES),
             time_draws: false,
         }
-    }
-
-    /// The data the test case's choices go to.
-    #[inline(always)]
-    pub(crate) fn data(&mut self) -> &mut TestData {
-        // SAFETY: `data` is the placeholder, alive until drop, or data lent
-        // by `lend`, whose caller keeps it alive and unused until
-        // `give_back`; `&mut self` makes this the only reference made
-        // through `data` meanwhile.
-        unsafe { self.data.as_mut() }
-    }
-
-    /// [`LocalCase::data`], shared.
-    #[inline(always)]
-    pub(crate) fn data_ref(&self) -> &TestData {
-        // SAFETY: as in `data`; `&self` makes every reference made through
-        // `data` meanwhile a shared one.
-        unsafe { self.data.as_ref() }
-    }
-
-    /// Makes `data` the data the choices go to, until [`LocalCase::give_back`].
-    ///
-    /// # Safety
-    ///
-    /// The caller calls `give_back` before `data`'s borrow ends (before
-    /// `data` is used, moved or dropped again), and this case is used for
-    /// nothing else meanwhile but through `&mut self` / `&self`.
-    #[inline]
-    pub(crate) unsafe fn lend(&mut self, data: &mut TestData, time_draws: bool) {
-        self.data = NonNull::from(data);
-        self.time_draws = time_draws;
-    }
-
-    /// Lets go of the lent data: the choices go to the placeholder again.
-    #[inline]
-    pub(crate) fn give_back(&mut self) {
-        self.data = self.idle;
-    }
-}
-
-impl Drop for LocalCase {
-    fn drop(&mut self) {
-        // SAFETY: `idle` came from `Box::leak` in `empty` and is freed only
-        // here, once; `data` is not used after.
-        drop(unsafe { Box::from_raw(self.idle.as_ptr()) });
     }
 }
 
@@ -224,44 +150,12 @@ impl RunBackend for InProcess {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::backend::CaseBackend;
-    use geist_engine::choice::IntegerConstraints;
-
-    /// The lent data gets the choices while lent, the placeholder before
-    /// and after; a case moved while idle (and while lent) keeps both.
-    #[test]
-    fn a_lent_case_writes_to_the_lent_data_and_gives_it_back() {
-        let c = IntegerConstraints::bounded(0, 10);
-        let mut holder = CaseBackend::idle();
-        holder.integer(c);
-        for round in 0..3 {
-            let mut engine = TestData::replaying(vec![ChoiceValue::Integer(7)], 100);
-            let mut lent = Lent::Engine {
-                data: &mut engine,
-                time_draws: round == 1,
-            };
-            lent.lend_to(&mut holder);
-            assert_eq!(holder.times_draws(), round == 1);
-            let moved = std::mem::replace(&mut holder, CaseBackend::idle());
-            holder = moved;
-            assert_eq!(holder.integer(c), 7);
-            assert_eq!(holder.choice_count(), 1);
-            lent.take_back(&mut holder);
-            assert_eq!(engine.nodes.len(), 1);
-            // Idle again: the placeholder (one choice from before the rounds).
-            assert_eq!(holder.choice_count(), 1);
-            let moved = std::mem::replace(&mut holder, CaseBackend::idle());
-            holder = moved;
-            assert_eq!(holder.choice_count(), 1);
-        }
-    }
-
     /// A whole run in process (generation, a failure that unwinds out of
-    /// the property, shrinking, the final replay): every test case lends
-    /// the engine's data and takes it back. Small enough for Miri.
+    /// the property, shrinking, the final replay), the engine's data
+    /// swapped into the `TestCase` and back at every test case. Small
+    /// enough for Miri.
     #[test]
-    fn a_failing_run_lends_and_takes_back_every_test_case() {
+    fn a_failing_run_swaps_the_engine_data_in_and_out_of_every_test_case() {
         let settings = crate::Settings::new()
             .test_cases(5)
             .seed(Some(1))
