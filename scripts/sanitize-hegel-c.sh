@@ -43,8 +43,18 @@ for step in "${steps[@]}"; do
             cargo +nightly miri test --locked -p geist-hegel-c --lib --test bad_calls
         ;;
     asan)
+        # A run resumed on another thread (tests/run_threads.rs) frees
+        # coroutine frames that ASan's fake stack (its use-after-return
+        # check, per thread) allocated on the first thread: its runtime
+        # then crashes (SEGV in __asan_stack_free, pull.rs's test closure;
+        # seen 2026-11-26). That test runs with the check off; every other
+        # test with it on.
         CARGO_TARGET_DIR=target/asan RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" \
-            cargo test --locked -p geist-hegel-c --target "$host"
+            cargo test --locked -p geist-hegel-c --target "$host" \
+            -- --skip a_run_advanced_from_a_new_thread_each_test_case
+        CARGO_TARGET_DIR=target/asan RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" \
+            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_stack_use_after_return=0" \
+            cargo test --locked -p geist-hegel-c --target "$host" --test run_threads
         ;;
     tsan)
         # ThreadSanitizer needs the standard library built with it too
