@@ -99,8 +99,8 @@ pub fn copy_onto_equal_label_with(
     groups.retain(|(_, count)| *count >= 2);
     // The choices not forced, counted (the one drawn is found by a scan:
     // a mutation draws one at most a few times).
-    let free = &nodes[..limit];
-    let free_count = limit - free.iter().filter(|n| n.forced).count();
+    let considered = &nodes[..limit];
+    let free_count = limit - considered.iter().filter(|n| n.forced).count();
     let groups: &[_] = groups;
     for _ in 0..TRIES {
         let pair = if !groups.is_empty() && (free_count < 2 || source.chance(0.5)) {
@@ -130,11 +130,11 @@ pub fn copy_onto_equal_label_with(
                 k
             } else {
                 (0..limit)
-                    .filter(|&i| !free[i].forced)
+                    .filter(|&i| !considered[i].forced)
                     .nth(k)
                     .expect("counted")
             };
-            collect_alike(alike, free, i);
+            collect_alike(alike, considered, i);
             (!alike.is_empty()).then(|| {
                 let j = alike[source.below(alike.len() as u64) as usize];
                 ((i, i + 1), (j, j + 1))
@@ -143,35 +143,66 @@ pub fn copy_onto_equal_label_with(
             None
         };
         let Some((a, b)) = pair else { continue };
-        let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
-        // Nested or overlapping spans cannot both take the copy.
-        if second.0 < first.1 {
+        let Some(copy) = Copy::between(nodes, a, b, source) else {
             continue;
-        }
-        let copied = if source.chance(0.5) { first } else { second };
-        let replacement = &nodes[copied.0..copied.1];
-        if nodes[first.0..first.1]
-            .iter()
-            .map(|n| &n.value)
-            .eq(nodes[second.0..second.1].iter().map(|n| &n.value))
-        {
-            continue;
-        }
+        };
         let mut out = std::mem::take(spare);
         out.clear();
         out.reserve(nodes.len());
-        for range in [
-            &nodes[..first.0],
-            replacement,
-            &nodes[first.1..second.0],
-            replacement,
-            &nodes[second.1..],
-        ] {
-            out.extend(range.iter().map(|n| n.value.clone()));
-        }
+        copy.write(nodes, &mut out);
         return Some(out);
     }
     None
+}
+
+/// One span's choices copied onto another's: the two spans in order and
+/// the one whose choices both take.
+struct Copy {
+    first: (usize, usize),
+    second: (usize, usize),
+    copied: (usize, usize),
+}
+
+impl Copy {
+    /// The copy between spans `a` and `b` (ranges of choices), the one
+    /// copied drawn from `source`; none when they overlap (nested or
+    /// overlapping spans cannot both take the copy) or already hold equal
+    /// values (the copy would change nothing).
+    fn between(
+        nodes: &[ChoiceNode],
+        a: (usize, usize),
+        b: (usize, usize),
+        source: &mut Source,
+    ) -> Option<Copy> {
+        let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
+        if second.0 < first.1 {
+            return None;
+        }
+        let copied = if source.chance(0.5) { first } else { second };
+        let values = |(start, end): (usize, usize)| nodes[start..end].iter().map(|n| &n.value);
+        if values(first).eq(values(second)) {
+            return None;
+        }
+        Some(Copy {
+            first,
+            second,
+            copied,
+        })
+    }
+
+    /// Appends the test case's choices, with the copy made, to `out`.
+    fn write(&self, nodes: &[ChoiceNode], out: &mut Vec<ChoiceValue>) {
+        let replacement = &nodes[self.copied.0..self.copied.1];
+        for range in [
+            &nodes[..self.first.0],
+            replacement,
+            &nodes[self.first.1..self.second.0],
+            replacement,
+            &nodes[self.second.1..],
+        ] {
+            out.extend(range.iter().map(|n| n.value.clone()));
+        }
+    }
 }
 
 /// Sets `alike` to the indices of the choices of `nodes` not forced, other
@@ -281,29 +312,12 @@ mod tests {
                 None
             };
             let Some((a, b)) = pair else { continue };
-            let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
-            if second.0 < first.1 {
+            // Applying a pair did not change: the reference shares it.
+            let Some(copy) = Copy::between(nodes, a, b, source) else {
                 continue;
-            }
-            let copied = if source.chance(0.5) { first } else { second };
-            let replacement = &nodes[copied.0..copied.1];
-            if nodes[first.0..first.1]
-                .iter()
-                .map(|n| &n.value)
-                .eq(nodes[second.0..second.1].iter().map(|n| &n.value))
-            {
-                continue;
-            }
+            };
             let mut out = Vec::new();
-            for range in [
-                &nodes[..first.0],
-                replacement,
-                &nodes[first.1..second.0],
-                replacement,
-                &nodes[second.1..],
-            ] {
-                out.extend(range.iter().map(|n| n.value.clone()));
-            }
+            copy.write(nodes, &mut out);
             return Some(out);
         }
         None
