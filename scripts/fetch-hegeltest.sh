@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Fetches the published hegeltest crate (Rust client of Hegel) from crates.io
-# into target/hegeltest/hegeltest-VERSION (never committed) and prints that
-# directory. Used by hegeltest-suite.sh and stages/redis.sh.
+# into DIR/hegeltest-VERSION (never committed; DIR defaults to
+# target/hegeltest) and prints that directory. Used by hegeltest-suite.sh,
+# hegeltest-051.sh, find-stability.sh, bench-hegel-c.sh and stages/redis.sh.
 #
-# usage: scripts/fetch-hegeltest.sh [VERSION]   (default 0.16.0)
+# usage: scripts/fetch-hegeltest.sh [VERSION [DIR]]   (default 0.16.0)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 version="${1:-0.16.0}"
-work="$root/target/hegeltest"
+work="${2:-$root/target/hegeltest}"
 src="$work/hegeltest-$version"
 
 if [ ! -f "$src/Cargo.toml" ]; then

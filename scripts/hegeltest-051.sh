@@ -36,25 +36,7 @@ results="${GEIST_HEGELTEST051_RESULTS:-$work/results}"
 # leaves out (tests/fixtures is excluded from the package).
 excluded=(test_ui test_derive_compile test_miri test_antithesis)
 
-if [ ! -f "$src/Cargo.toml" ]; then
-    echo "fetching hegeltest $version from crates.io"
-    mkdir -p "$work/fetch/src"
-    cat > "$work/fetch/Cargo.toml" <<TOML
-[package]
-name = "fetch-hegeltest"
-version = "0.0.0"
-edition = "2021"
-[dependencies]
-hegeltest = "=$version"
-[workspace]
-TOML
-    : > "$work/fetch/src/lib.rs"
-    (cd "$work/fetch" && cargo fetch --quiet)
-    registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
-    found=$(find "$registry" -maxdepth 2 -type d -name "hegeltest-$version" | head -n 1)
-    [ -n "$found" ] || { echo "hegeltest $version not found under $registry" >&2; exit 1; }
-    rm -rf "$src.tmp" && cp -r "$found" "$src.tmp" && mv "$src.tmp" "$src"
-fi
+"$root/scripts/fetch-hegeltest.sh" "$version" "$work" >/dev/null
 
 all_tests=()
 while IFS= read -r name; do
