@@ -70,9 +70,10 @@ pub struct TestCase {
 }
 
 impl TestCase {
-    pub(crate) fn new() -> TestCase {
+    /// A test case on `backend` (a run's lease, idle between test cases).
+    pub(crate) fn new(backend: CaseBackend) -> TestCase {
         TestCase {
-            backend: CaseBackend::idle(),
+            backend,
             recording: None,
             depth: 0,
             draws: 0,
