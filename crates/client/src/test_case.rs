@@ -83,6 +83,7 @@ impl TestCase {
     }
 
     /// Prepares for the next test case, recording draws and notes if asked.
+    #[inline]
     pub(crate) fn reset(&mut self, record: bool) {
         self.recording = record.then(Recording::default);
         self.depth = 0;
