@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # libhegel's C ABI under the checkers that work here (issue 15, bad calls):
 #   1. Miri (nightly's miri component; rustup installs it when missing) over
-#      geist-hegel-c's unit tests and its bad-call tests: null, freed and
+#      geist-hegel-c's unit tests, its bad-call tests (null, freed and
 #      foreign handles, freed contexts, calls after a run ended, invalid
-#      UTF-8. Under Miri the engine's pull-style run uses a thread instead of a
-#      coroutine (crates/engine/src/pull.rs): Miri cannot switch stacks.
+#      UTF-8), the slot table's publication test (threads handing handles
+#      over; Miri's weak memory emulation) and a run resumed on a new thread
+#      every test case (tests/run_threads.rs). Under Miri the engine's
+#      pull-style run uses a thread instead of a coroutine
+#      (crates/engine/src/pull.rs): Miri cannot switch stacks. The other
+#      integration tests run whole searches, which take hours under Miri:
+#      they run under ASan and TSan below.
 #   2. AddressSanitizer (stable compiler, RUSTC_BOOTSTRAP for -Zsanitizer)
 #      over every geist-hegel-c test, the coroutine included.
 #   3. ThreadSanitizer (nightly with rust-src: the standard library is rebuilt
@@ -40,7 +45,8 @@ for step in "${steps[@]}"; do
         # design (hegel.h's opaque handles are never dereferenced by C).
         CARGO_TARGET_DIR=target/miri \
             MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-permissive-provenance" \
-            cargo +nightly miri test --locked -p geist-hegel-c --lib --test bad_calls
+            cargo +nightly miri test --locked -p geist-hegel-c --lib --test bad_calls \
+            --test slot_publication --test run_threads
         ;;
     asan)
         # A run resumed on another thread (tests/run_threads.rs) frees

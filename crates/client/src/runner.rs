@@ -11,10 +11,10 @@
 //! once more with recording on, and the report is built from the backend's
 //! [`SearchEnd`] and what the run loop saw, worded the same for both.
 
-use crate::backend::local::InProcess;
+use crate::backend::local::{InProcess, Lender};
 use crate::backend::remote::Remote;
 use crate::backend::remote_case::CaseError;
-use crate::backend::{CaseEnd, Lent, RunBackend, SearchEnd, Verdict};
+use crate::backend::{CaseBackend, CaseEnd, Lent, RunBackend, SearchEnd, Verdict};
 use crate::panic_capture::{CaptureGuard, CapturedPanic, take_last_panic};
 use crate::settings::{Settings, Verbosity};
 use crate::test_case::{Recording, RemoteFailure, StopSignal, TestCase, UsageError};
@@ -35,6 +35,12 @@ pub(crate) enum Outcome {
     /// It misused the API.
     Usage(String),
 }
+
+/// The usage error of a property that swapped its `TestCase` with another
+/// run's.
+const SWAPPED: &str = "the property swapped its TestCase with another run's (e.g. with \
+    std::mem::swap on the TestCase a nested check handed it): a TestCase belongs to the run \
+    that handed it out, whose test cases' choices go to it";
 
 /// The origin of a failure by exceeding the deadline.
 const DEADLINE_ORIGIN: &str = "deadline exceeded";
@@ -221,19 +227,20 @@ pub(crate) fn run_on(
     let what = describe(settings.name.as_deref());
     let transport_failure =
         |e: WireError| format!("geist: {what} could not run over the wire: {e}");
+    let (lender, case) = crate::backend::local::lease();
     let mut runner = Runner {
-        tc: TestCase::new(),
+        tc: TestCase::new(CaseBackend::Local(case)),
         test,
         deadline: settings.deadline,
         debug: settings.verbosity >= Verbosity::Debug,
         seen: Seen::default(),
     };
     let end = backend
-        .search(&mut |case, is_final| runner.run_case(case, is_final))
+        .search(&mut |case, is_final| runner.run_case(&lender, case, is_final))
         .map_err(transport_failure)?;
-    let verdict = runner.verdict(backend, settings, seed, end);
+    let verdict = runner.verdict(&lender, backend, settings, seed, end);
     backend
-        .finish(&mut |case, is_final| runner.run_case(case, is_final))
+        .finish(&mut |case, is_final| runner.run_case(&lender, case, is_final))
         .map_err(transport_failure)?;
     verdict
 }
@@ -241,7 +248,8 @@ pub(crate) fn run_on(
 /// What the run loop saw while running the test cases.
 #[derive(Default)]
 struct Seen {
-    /// A usage error: later test cases are concluded invalid without running.
+    /// A usage error (the report's words): later test cases are concluded
+    /// invalid without running.
     usage: Option<String>,
     /// The first failure of the property (a run that passes despite it is flaky).
     first_panic: Option<CapturedPanic>,
@@ -262,28 +270,65 @@ struct Runner<'t> {
 
 impl Runner<'_> {
     /// Runs one test case on what `lent` lends (a final replay when
-    /// `is_final`: it is recorded for the report) and concludes it. The
-    /// test case's backend is lent to the `TestCase` for the whole of it,
-    /// and given back however it ends.
-    fn run_case(&mut self, mut lent: Lent<'_>, is_final: bool) -> Result<CaseEnd, WireError> {
-        lent.swap_with(&mut self.tc.backend);
-        let end = self.run_lent_case(is_final);
-        lent.swap_with(&mut self.tc.backend);
-        end
+    /// `is_final`: it is recorded for the report) and concludes it. A whole
+    /// backend is swapped into the `TestCase` for the test case and back;
+    /// the engine's data is lent through `lender`, whose `LocalCase` the
+    /// `TestCase` holds, and is given back however the test case ends.
+    fn run_case(
+        &mut self,
+        lender: &Lender,
+        lent: Lent<'_>,
+        is_final: bool,
+    ) -> Result<CaseEnd, WireError> {
+        match lent {
+            Lent::Backend(case) => {
+                std::mem::swap(case, &mut self.tc.backend);
+                let end = self.run_lent_case(None, is_final);
+                std::mem::swap(case, &mut self.tc.backend);
+                end
+            }
+            Lent::Engine { data, time_draws } => {
+                let end = lender.lend(data, time_draws, || {
+                    self.run_lent_case(Some(lender), is_final)
+                });
+                if let Ok(CaseEnd::Usage | CaseEnd::Stopped) = end {
+                    // Concluded already, unless the property swapped its
+                    // `TestCase` away (the first verdict stands).
+                    Verdict::Invalid.conclude_local(data);
+                }
+                end
+            }
+        }
     }
 
-    /// [`Runner::run_case`] on the backend lent to `self.tc`.
-    fn run_lent_case(&mut self, is_final: bool) -> Result<CaseEnd, WireError> {
+    /// [`Runner::run_case`] on the backend lent to `self.tc`; in process,
+    /// `lender` is the lease the engine's data is lent through.
+    fn run_lent_case(
+        &mut self,
+        lender: Option<&Lender>,
+        is_final: bool,
+    ) -> Result<CaseEnd, WireError> {
+        // The `TestCase` still holds what was lent to it, unless the
+        // property swapped it with another run's (it may, with a nested
+        // `check`): this test case's choices then went elsewhere, and the
+        // `TestCase` is not this run's to conclude.
+        let holds_lent = |tc: &TestCase| lender.is_none_or(|lender| lender.is_held_by(&tc.backend));
         if self.seen.usage.is_some() {
             // The run is settled; a server still sends the test cases it had
             // started (over the wire the run cannot be called off).
-            self.tc.backend.conclude(Verdict::Invalid)?;
+            if holds_lent(&self.tc) {
+                self.tc.backend.conclude(Verdict::Invalid)?;
+            }
             return Ok(CaseEnd::Stopped);
         }
         self.tc.reset(is_final || self.debug);
         let started = self.deadline.map(|_| Instant::now());
         let result = catch_unwind(AssertUnwindSafe(|| (self.test)(&mut self.tc)));
         let elapsed = started.map(|s| s.elapsed());
+        if !holds_lent(&self.tc) {
+            self.seen.usage = Some(SWAPPED.to_string());
+            return Ok(CaseEnd::Usage);
+        }
         let (outcome, verdict) = classify(result, elapsed, self.deadline, is_final)?;
         self.tc.backend.conclude(verdict)?;
         let end = match &outcome {
@@ -300,7 +345,7 @@ impl Runner<'_> {
                 CaseEnd::Failed
             }
             Outcome::Usage(message) => {
-                self.seen.usage = Some(message.clone());
+                self.seen.usage = Some(format!("invalid use of a generator: {message}"));
                 CaseEnd::Usage
             }
         };
@@ -324,6 +369,7 @@ impl Runner<'_> {
     /// The run's verdict from the search's end and what the run loop saw.
     fn verdict(
         &mut self,
+        lender: &Lender,
         backend: &mut dyn RunBackend,
         settings: &Settings,
         seed: u64,
@@ -341,7 +387,7 @@ impl Runner<'_> {
             }
         }
         if let Some(message) = self.seen.usage.take() {
-            return Err(format!("geist: invalid use of a generator: {message}"));
+            return Err(format!("geist: {message}"));
         }
         if settings.verbosity >= Verbosity::Verbose {
             eprintln!(
@@ -378,7 +424,7 @@ impl Runner<'_> {
         }
         if end.failures > 0 {
             backend
-                .replay_failures(&mut |case, is_final| self.run_case(case, is_final))
+                .replay_failures(&mut |case, is_final| self.run_case(lender, case, is_final))
                 .map_err(|e| format!("geist: {what} could not run over the wire: {e}"))?;
             if !self.seen.sections.is_empty() {
                 return Err(format_report(name, seed, &summary, &self.seen.sections));

@@ -70,9 +70,10 @@ pub struct TestCase {
 }
 
 impl TestCase {
-    pub(crate) fn new() -> TestCase {
+    /// A test case on `backend` (a run's lease, idle between test cases).
+    pub(crate) fn new(backend: CaseBackend) -> TestCase {
         TestCase {
-            backend: CaseBackend::idle(),
+            backend,
             recording: None,
             depth: 0,
             draws: 0,
@@ -82,6 +83,7 @@ impl TestCase {
     }
 
     /// Prepares for the next test case, recording draws and notes if asked.
+    #[inline]
     pub(crate) fn reset(&mut self, record: bool) {
         self.recording = record.then(Recording::default);
         self.depth = 0;

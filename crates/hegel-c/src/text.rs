@@ -131,7 +131,12 @@ pub unsafe fn text_array<'a>(
 /// A string the engine lends out: NUL-terminated bytes with a descriptor
 /// whose address stays put, for outputs of type `const hegel_string_t *`.
 pub struct LentText {
-    bytes: Box<[u8]>,
+    /// A `Vec`, not a `Box<[u8]>`: moving a `Box` (into this struct, and
+    /// with it) asserts that it is the only way to its bytes, which the
+    /// descriptor's pointer also is (Miri's Stacked Borrows then reports a
+    /// read through a view as undefined behaviour); a `Vec` asserts nothing
+    /// when moved, and `Vec::as_ptr` makes no reference.
+    bytes: Vec<u8>,
     view: Box<hegel_string_t>,
 }
 
@@ -146,8 +151,8 @@ impl LentText {
     pub fn new(text: impl Into<Vec<u8>>) -> LentText {
         let mut bytes = text.into();
         let len = bytes.len();
+        bytes.reserve_exact(1);
         bytes.push(0);
-        let bytes = bytes.into_boxed_slice();
         let view = Box::new(hegel_string_t {
             data: bytes.as_ptr().cast::<c_char>(),
             len,

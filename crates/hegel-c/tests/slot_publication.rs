@@ -57,7 +57,20 @@ fn init_is_seen_by_the_thread_that_finds_the_handle_and_frees_it() {
                     std::hint::spin_loop();
                     continue;
                 }
-                let object = PLAIN.get(raw, KIND).expect("handed over live");
+                // The mailbox orders nothing, so the memory model lets this
+                // thread see the handle before the Release store that made it
+                // live (Miri's weak memory emulation does): until then the
+                // table refuses it, rightly. What is checked is that once it
+                // is found live, `init`'s writes are seen.
+                let mut lookups = 0u32;
+                let object = loop {
+                    if let Some(object) = PLAIN.get(raw, KIND) {
+                        break object;
+                    }
+                    lookups += 1;
+                    assert!(lookups < 1_000_000, "handed over live, never found live");
+                    std::hint::spin_loop();
+                };
                 // SAFETY: this thread holds the only copy of a live handle;
                 // the slot is reset only after the free below.
                 let words = unsafe { *object.0.get() };

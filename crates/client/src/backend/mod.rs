@@ -75,17 +75,30 @@ pub(crate) enum Verdict {
     Interesting(String),
 }
 
+impl Verdict {
+    /// Concludes in-process data with this verdict. The engine concludes a
+    /// passing test case itself; `conclude` keeps the first verdict (a stop
+    /// the engine made stands).
+    pub(crate) fn conclude_local(self, data: &mut TestData) {
+        match self {
+            Verdict::Valid => {}
+            Verdict::Invalid => data.conclude(Status::Invalid, None),
+            Verdict::Interesting(origin) => data.conclude(Status::Interesting, Some(origin)),
+        }
+    }
+}
+
 /// Runs one test case on the backend it is lent (`true`: a final replay,
 /// recorded for the report). `Err` is a transport failure: the run ends.
 pub(crate) type RunCase<'a> = dyn FnMut(Lent<'_>, bool) -> Result<CaseEnd, WireError> + 'a;
 
 /// What a backend lends the run loop for one test case: a whole
-/// [`CaseBackend`], or, in process, just the engine's `TestData`, which is
-/// swapped straight into the in-process backend the `TestCase` already
-/// holds. The engine's data is 400-odd bytes and every test case of a
-/// search lends it: moving it once in and once out, rather than into a
-/// backend that is then itself moved in and out, halves the copying (an
-/// eighth of the client's cost per test case of a one-integer property).
+/// [`CaseBackend`], swapped into the `TestCase` and back, or, in process,
+/// just the engine's `TestData`, which the run loop lends on by pointer to
+/// the in-process backend the `TestCase` holds for the whole run
+/// ([`local::Lender::lend`]). The engine's data is 400-odd bytes and every
+/// test case of a search lends it: pointing at it copies nothing, where
+/// swapping it into the `TestCase` and back copied it twice.
 pub(crate) enum Lent<'a> {
     /// A test case's whole backend (over the wire; a final replay).
     Backend(&'a mut CaseBackend),
@@ -95,27 +108,6 @@ pub(crate) enum Lent<'a> {
         data: &'a mut TestData,
         time_draws: bool,
     },
-}
-
-impl Lent<'_> {
-    /// Swaps what is lent into `holder` (a `TestCase`'s backend, idle
-    /// between test cases); called again, swaps it back.
-    #[inline]
-    pub(crate) fn swap_with(&mut self, holder: &mut CaseBackend) {
-        match self {
-            Lent::Backend(case) => std::mem::swap(*case, holder),
-            Lent::Engine { data, time_draws } => {
-                let CaseBackend::Local(local) = holder else {
-                    // Not reached: a test case's backend is idle (in
-                    // process) between test cases.
-                    *holder = CaseBackend::idle();
-                    return self.swap_with(holder);
-                };
-                std::mem::swap(*data, &mut local.data);
-                local.time_draws = *time_draws;
-            }
-        }
-    }
 }
 
 /// How a search ended, the same for both backends.
@@ -157,13 +149,8 @@ pub(crate) trait RunBackend {
 
 /// One test case's backend: the engine's record of its choices in process,
 /// or its stream to the server (see the module docs for why an enum).
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one per TestCase, swapped once per test case; the in-process data stays inline \
-              so that every choice on the hot path is one match and no pointer chase"
-)]
 pub(crate) enum CaseBackend {
-    /// In process: the engine's `TestData`.
+    /// In process: the engine's `TestData`, lent for each test case.
     Local(LocalCase),
     /// Over the wire: a test case the server announced.
     Remote(Box<RemoteCase>),
@@ -202,16 +189,11 @@ fn remote<T>(result: Result<T, CaseError>) -> T {
 }
 
 impl CaseBackend {
-    /// An empty in-process backend (what a `TestCase` holds between test cases).
-    pub(crate) fn idle() -> CaseBackend {
-        CaseBackend::Local(LocalCase::empty())
-    }
-
     /// An integer choice.
     #[inline]
     pub(crate) fn integer(&mut self, constraints: IntegerConstraints) -> i128 {
         match self {
-            CaseBackend::Local(case) => local(case.data.draw_integer(constraints)),
+            CaseBackend::Local(case) => local(case.data().draw_integer(constraints)),
             CaseBackend::Remote(case) => remote(case.integer(constraints)),
         }
     }
@@ -220,7 +202,7 @@ impl CaseBackend {
     #[inline]
     pub(crate) fn float(&mut self, constraints: FloatConstraints) -> f64 {
         match self {
-            CaseBackend::Local(case) => local(case.data.draw_float(constraints)),
+            CaseBackend::Local(case) => local(case.data().draw_float(constraints)),
             CaseBackend::Remote(case) => remote(case.float(constraints)),
         }
     }
@@ -229,7 +211,7 @@ impl CaseBackend {
     #[inline]
     pub(crate) fn boolean(&mut self, p: f64) -> bool {
         match self {
-            CaseBackend::Local(case) => local(case.data.draw_boolean(p)),
+            CaseBackend::Local(case) => local(case.data().draw_boolean(p)),
             CaseBackend::Remote(case) => remote(case.boolean(p)),
         }
     }
@@ -238,7 +220,7 @@ impl CaseBackend {
     #[inline]
     pub(crate) fn bytes(&mut self, size: SizeConstraints) -> Vec<u8> {
         match self {
-            CaseBackend::Local(case) => local(case.data.draw_bytes(size)),
+            CaseBackend::Local(case) => local(case.data().draw_bytes(size)),
             CaseBackend::Remote(case) => remote(case.bytes(size)),
         }
     }
@@ -267,7 +249,7 @@ impl CaseBackend {
                     }
                     return String::new();
                 }
-                let points = local(case.data.draw_string(alphabet, size));
+                let points = local(case.data().draw_string(alphabet, size));
                 points.iter().filter_map(|c| char::from_u32(*c)).collect()
             }
             CaseBackend::Remote(case) => remote(case.text(options.spec(), size)),
@@ -279,7 +261,7 @@ impl CaseBackend {
     pub(crate) fn schema(&mut self, schema: &Schema, wire: &dyn Fn() -> Value) -> Value {
         match self {
             CaseBackend::Local(case) => {
-                local(geist_engine::generate::generate(schema, &mut case.data))
+                local(geist_engine::generate::generate(schema, case.data()))
             }
             CaseBackend::Remote(case) => remote(case.schema(wire())),
         }
@@ -307,7 +289,7 @@ impl CaseBackend {
     /// Rejects the test case (it then neither passes nor fails).
     pub(crate) fn reject(&mut self) -> ! {
         if let CaseBackend::Local(case) = self {
-            let _ = case.data.reject();
+            let _ = case.data().reject();
         }
         stop()
     }
@@ -316,7 +298,7 @@ impl CaseBackend {
     pub(crate) fn target(&mut self, value: f64, label: &str) {
         match self {
             CaseBackend::Local(case) => case
-                .data
+                .data()
                 .target_observations
                 .push((label.to_string(), value)),
             CaseBackend::Remote(case) => remote(case.target(value, label)),
@@ -328,10 +310,10 @@ impl CaseBackend {
     pub(crate) fn start_span(&mut self, label: u64) {
         match self {
             CaseBackend::Local(case) => {
-                case.data.start_span(label);
+                case.data().start_span(label);
                 // Past the engine's span depth limit the test case is
                 // rejected: stop before a recursive generator goes deeper.
-                if !case.data.is_active() {
+                if !case.data().is_active() {
                     stop()
                 }
             }
@@ -344,7 +326,7 @@ impl CaseBackend {
     pub(crate) fn stop_span(&mut self, discard: bool) {
         match self {
             CaseBackend::Local(case) => {
-                case.data.stop_span(discard);
+                case.data().stop_span(discard);
             }
             CaseBackend::Remote(case) => remote(case.stop_span(discard)),
         }
@@ -371,7 +353,7 @@ impl CaseBackend {
     #[inline]
     pub(crate) fn collection_more(&mut self, collection: &mut CollectionSizer) -> bool {
         match (self, collection) {
-            (CaseBackend::Local(case), CollectionSizer::Local(c)) => local(c.more(&mut case.data)),
+            (CaseBackend::Local(case), CollectionSizer::Local(c)) => local(c.more(case.data())),
             (CaseBackend::Remote(case), CollectionSizer::Remote(c)) => {
                 remote(case.collection_more(c))
             }
@@ -384,9 +366,7 @@ impl CaseBackend {
     #[inline]
     pub(crate) fn collection_reject(&mut self, collection: &mut CollectionSizer) {
         match (self, collection) {
-            (CaseBackend::Local(case), CollectionSizer::Local(c)) => {
-                local(c.reject(&mut case.data))
-            }
+            (CaseBackend::Local(case), CollectionSizer::Local(c)) => local(c.reject(case.data())),
             (CaseBackend::Remote(case), CollectionSizer::Remote(c)) => {
                 remote(case.collection_reject(c))
             }
@@ -398,48 +378,47 @@ impl CaseBackend {
     /// `too_slow` health check, during the first test cases only).
     #[inline]
     pub(crate) fn times_draws(&self) -> bool {
-        matches!(self, CaseBackend::Local(case) if case.time_draws)
+        matches!(self, CaseBackend::Local(case) if case.time_draws())
     }
 
     /// Adds the time an outermost draw took.
     pub(crate) fn add_draw_time(&mut self, seconds: f64) {
         if let CaseBackend::Local(case) = self {
-            case.data.draw_seconds += seconds;
+            case.data().draw_seconds += seconds;
         }
     }
 
     /// Concludes the test case with `verdict`: in process on the engine's
     /// data (unless the engine already concluded it, as when it stopped the
     /// test case), over the wire with `mark_complete`. Only a transport
-    /// failure is an error.
+    /// failure is an error. In line: a passing in-process test case, the
+    /// common one, has nothing to conclude.
+    #[inline]
     pub(crate) fn conclude(&mut self, verdict: Verdict) -> Result<(), WireError> {
         match self {
+            CaseBackend::Local(_) if matches!(verdict, Verdict::Valid) => Ok(()),
             CaseBackend::Local(case) => {
-                // The engine concludes a passing test case itself; `conclude`
-                // keeps the first verdict (a stop the engine made stands).
-                match verdict {
-                    Verdict::Valid => {}
-                    Verdict::Invalid => case.data.conclude(Status::Invalid, None),
-                    Verdict::Interesting(origin) => {
-                        case.data.conclude(Status::Interesting, Some(origin))
-                    }
-                }
+                verdict.conclude_local(case.data());
                 Ok(())
             }
-            CaseBackend::Remote(case) => match verdict {
-                Verdict::Valid => case.complete(CaseStatus::Valid, None),
-                Verdict::Invalid => case.complete(CaseStatus::Invalid, None),
-                Verdict::Interesting(origin) => {
-                    case.complete(CaseStatus::Interesting, Some(&origin))
-                }
-            },
+            CaseBackend::Remote(case) => Self::complete(case, verdict),
+        }
+    }
+
+    /// [`CaseBackend::conclude`] over the wire: `mark_complete`.
+    #[inline(never)]
+    fn complete(case: &mut RemoteCase, verdict: Verdict) -> Result<(), WireError> {
+        match verdict {
+            Verdict::Valid => case.complete(CaseStatus::Valid, None),
+            Verdict::Invalid => case.complete(CaseStatus::Invalid, None),
+            Verdict::Interesting(origin) => case.complete(CaseStatus::Interesting, Some(&origin)),
         }
     }
 
     /// How a stopped test case stopped, for the debug log.
     pub(crate) fn stop_description(&self) -> &'static str {
         match self {
-            CaseBackend::Local(case) if case.data.status == Some(Status::Overrun) => {
+            CaseBackend::Local(case) if case.data_ref().status == Some(Status::Overrun) => {
                 "stopped (too many choices)"
             }
             CaseBackend::Remote(case) if case.stopped => "stopped by the server",
@@ -450,7 +429,7 @@ impl CaseBackend {
     /// Choices made so far (in process; 0 over the wire, where the server keeps them).
     pub(crate) fn choice_count(&self) -> usize {
         match self {
-            CaseBackend::Local(case) => case.data.nodes.len(),
+            CaseBackend::Local(case) => case.data_ref().nodes.len(),
             CaseBackend::Remote(_) => 0,
         }
     }

@@ -1,4 +1,5 @@
-//! What the engine's benchmarks share: building schemas, reading settings
+//! What the engine's benchmarks share, and the fingerprint example
+//! (`examples/fingerprint`) with them: building schemas, reading settings
 //! from the environment, and measuring CPU time of the benchmark thread.
 
 use geist_engine::generate::Schema;

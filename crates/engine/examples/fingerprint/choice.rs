@@ -1,15 +1,10 @@
-//! A fingerprint of every choice the engine makes: for a pure speed change,
-//! the proof that it changed no choice (generation, mutation, shrinking).
-//!
-//! Runs several properties (lists with equal-label spans, strings, floats,
-//! nested spans, state machines of one and several workers, groups and
-//! weights, a rule that rejects; most of them fail and shrink) over seeds
-//! 0..SEEDS (default 40, `GEIST_FINGERPRINT_SEEDS`), hashes every test
-//! case's choices (values and whether forced) and spans, and each run's
-//! result, and prints one hash per property and one over all. The same
-//! output before and after a change means the same choices.
-//!
-//! Run: `cargo run --release -p geist-engine --example choice_fingerprint`.
+//! The `choice` section: mutation, spans and state machines. Several
+//! properties (lists with equal-label spans, strings, floats, nested spans,
+//! state machines of one and several workers, groups and weights, a rule
+//! that rejects; most of them fail and shrink, and each runs once more with
+//! its bug turned off, so that the whole budget goes to generation and
+//! mutation), hashing every test case's choices (values and whether
+//! forced), spans and status, and each run's result.
 
 use geist_engine::charset::CharSet;
 use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
@@ -208,11 +203,9 @@ fn hash_case(h: &mut DefaultHasher, data: &TestData) {
     format!("{:?}", data.status).hash(h);
 }
 
-fn main() {
-    let seeds: u128 = std::env::var("GEIST_FINGERPRINT_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
+/// Prints the section's fingerprints over seeds `0..seeds`: one per
+/// property and one over all.
+pub fn print(seeds: u128) {
     let properties: [(&str, Property, u64); 6] = [
         ("duplicates", duplicates, 300),
         ("strings", strings, 300),
@@ -257,8 +250,8 @@ fn main() {
         }
         let f = h.finish();
         f.hash(&mut all);
-        println!("{name:30} {f:016x} ({failed}/{seeds} seeds failed)");
+        println!("choice {name:30} {f:016x} ({failed}/{seeds} seeds failed)");
     }
-    println!("{:30} {:016x}", "all", all.finish());
-    println!("{cases} test cases");
+    println!("choice {:30} {:016x}", "all", all.finish());
+    println!("choice {cases} test cases");
 }

@@ -1,34 +1,16 @@
-//! A fingerprint of every choice the engine makes where the choice tree
-//! matters most (choice_fingerprint.rs covers mutation, spans and state
-//! machines): several properties (a
-//! list of 100 integers run until the choice tree is full, failing lists
-//! that shrink, a small space the tree exhausts, filters that discard
-//! spans, strings, floats and dictionaries) run over 40 seeds each, hashing each test case's choices and outcome
-//! and each run's result. A change meant only to be faster must print the
-//! same fingerprint before and after.
-//!
-//! Run: `cargo run --release -p geist-engine --example tree_fingerprint`
-//! (`GEIST_FINGERPRINT_SEEDS` seeds per property, default 40).
+//! The `tree` section: where the choice tree matters most. Several
+//! properties (a list of 100 integers run until the choice tree is full,
+//! failing lists that shrink, a small space the tree exhausts, filters that
+//! discard spans, strings, floats and dictionaries), hashing each test
+//! case's choices and outcome and each run's result.
 
+use crate::support::{map, schema};
 use geist_engine::choice::{ChoiceValue, IntegerConstraints};
 use geist_engine::data::Collection;
-use geist_engine::generate::{Schema, generate};
+use geist_engine::generate::generate;
 use geist_engine::value::Value;
 use geist_engine::{RunSettings, Status, TestData, run};
 use std::hash::{DefaultHasher, Hash, Hasher};
-
-fn map(entries: Vec<(&str, Value)>) -> Value {
-    Value::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (Value::text(k), v))
-            .collect(),
-    )
-}
-
-fn schema(value: Value) -> Schema {
-    Schema::parse(&value).expect("a valid schema")
-}
 
 fn hash_choices(h: &mut DefaultHasher, choices: &[ChoiceValue]) {
     choices.len().hash(h);
@@ -163,11 +145,9 @@ fn properties() -> Vec<(&'static str, u64, Property)> {
     ]
 }
 
-fn main() {
-    let seeds: u128 = std::env::var("GEIST_FINGERPRINT_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
+/// Prints the section's fingerprints over seeds `0..seeds`: one per
+/// property and one over all.
+pub fn print(seeds: u128) {
     let mut total = DefaultHasher::new();
     for (name, cases, property) in properties() {
         let mut h = DefaultHasher::new();
@@ -199,8 +179,8 @@ fn main() {
             }
         }
         let fingerprint = h.finish();
-        println!("{name:24} {test_cases:>9} test cases  {fingerprint:016x}");
+        println!("tree   {name:24} {test_cases:>9} test cases  {fingerprint:016x}");
         fingerprint.hash(&mut total);
     }
-    println!("{:24} {:>30}  {:016x}", "all", "", total.finish());
+    println!("tree   {:24} {:>30}  {:016x}", "all", "", total.finish());
 }
