@@ -11,22 +11,15 @@
 //! freed while another thread is still using it lives until that use ends.
 //!
 //! A frontend makes several calls per drawn value, each naming the same
-//! context and test case, so each thread remembers the last
-//! [`REMEMBERED`] objects it looked up of each kind: those handles again
-//! are found without the slab. A frontend alternates between a few handles
-//! of one kind (a state machine's steps draw through a block handle made
-//! for the step, and pick rules through the test case's own), and a block
-//! handle is remembered as it is made ([`insert_remembered`]): its first
-//! use is found without the slab too. Every free of a handle moves a count
-//! of frees on, one of [`FREE_BUCKETS`] per kind chosen by the handle, and
-//! a remembered object counts only while its handle's count is the one it
-//! was looked up under, so a freed handle is refused as before (a slot
-//! reused by the slab has a new key, never the remembered one). Frees of
-//! other handles of the kind seldom share that count: a frontend that makes
-//! and frees a block handle at every step of a state machine keeps its test
-//! case's handle remembered. A thread forgets what it remembered of a
-//! handle when it frees it; another thread that remembered it drops its
-//! reference at its next slab lookup of that kind, or when it is pushed
+//! handle, so each thread remembers the last [`REMEMBERED`] objects it
+//! looked up of each kind: those handles again are found without the slab.
+//! Every free of a handle moves a count of frees on, one of
+//! [`FREE_BUCKETS`] per kind chosen by the handle, and a remembered object
+//! counts only while its handle's count is the one it was looked up under,
+//! so a freed handle is refused as before (a slot reused by the slab has a
+//! new key, never the remembered one). A thread forgets what it remembered
+//! of a handle when it frees it; another thread that remembered it drops
+//! its reference at its next slab lookup of that kind, or when it is pushed
 //! out by newer ones.
 //!
 //! Kinds whose objects are cheap to keep for ever and to reset for reuse
@@ -36,11 +29,14 @@
 //! reference count and no allocation per handle. A slot's memory is never
 //! freed, so a handle freed while another thread still uses it names a
 //! valid (vacant or reused) object, never freed memory, and a call checks
-//! the handle again after reading it (see [`Slots::read`]).
+//! the handle again after reading it (see [`Slots::read`]). Test case
+//! handles, made and freed at every step of a state machine, live in such
+//! a table too, each slot holding its handle's object (an `Arc`) while the
+//! handle is live and a count of the calls using it ([`Pinned`]).
 
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -148,25 +144,6 @@ impl<T: Handled> Remembered<T> {
         dropped
     }
 
-    /// [`Remembered::remember`] for a handle just made: into a free slot
-    /// when there is one, without the scan for stale entries (a handle just
-    /// made is remembered nowhere, and stale entries never match a lookup:
-    /// their counts of frees have moved on).
-    fn remember_new(
-        &mut self,
-        raw: usize,
-        frees: u64,
-        object: Arc<T>,
-    ) -> [Option<Entry<T>>; REMEMBERED] {
-        match self.entries.iter_mut().find(|e| e.is_none()) {
-            Some(slot) => {
-                *slot = Some((raw, frees, object));
-                [const { None }; REMEMBERED]
-            }
-            None => self.remember(raw, frees, object),
-        }
-    }
-
     /// Forgets `raw`'s object; returns it.
     fn forget(&mut self, raw: usize) -> Option<Entry<T>> {
         self.entries
@@ -218,24 +195,6 @@ pub fn insert<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiError> {
         .insert(object)
         .ok_or_else(|| AbiError::Internal(format!("too many live {} handles", T::NAME)))?;
     Ok(((usize::from(T::KIND) << KIND_SHIFT) | (key & KEY_MASK)) as *mut H)
-}
-
-/// [`insert`], remembering the object on this thread: for a handle the
-/// caller uses at once on the thread that made it (a block handle).
-pub fn insert_remembered<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiError> {
-    let handle = insert::<T, H>(Arc::clone(&object))?;
-    let raw = handle as usize;
-    // No one else has the handle yet, so no free of it came before this load.
-    let frees = frees_of::<T>(raw).load(Ordering::Acquire);
-    let dropped = T::remembered()
-        .try_with(|remembered| {
-            let mut remembered = remembered.try_borrow_mut().ok()?;
-            Some(remembered.remember_new(raw, frees, object))
-        })
-        .ok()
-        .flatten();
-    drop(dropped);
-    Ok(handle)
 }
 
 fn key_of<T: Handled, H>(handle: *const H) -> Result<usize, AbiError> {
@@ -402,6 +361,12 @@ pub trait Reusable: Default + Send + Sync + 'static {
     /// an object across a lock (not just one read) takes the lock here too,
     /// and checks [`Slots::is_live`] under it.
     fn reset(&self);
+
+    /// Called when a handle to the slot's object is freed, after the free
+    /// is published (the handle no longer found) and before the slot can be
+    /// handed out again: for an object that lets go of what it holds at
+    /// once rather than at the slot's next reuse ([`Pinned`]).
+    fn vacate(&self) {}
 }
 
 const SEGMENT_BASE: usize = 64;
@@ -433,6 +398,7 @@ impl<T: Reusable> Slots<T> {
         }
     }
 
+    #[inline(always)]
     fn slot(&self, index: usize) -> Option<&Slot<T>> {
         let (segment, offset) = segment_of(index);
         self.segments.get(segment)?.get()?.get(offset)
@@ -557,16 +523,20 @@ impl<T: Reusable> Slots<T> {
         if generation & 1 == 0
             || slot
                 .generation
+                // SeqCst: a [`Pinned`] object's readers pin it and then
+                // check the generation; this and the vacate's load of
+                // their pins are the other half of that handshake.
                 .compare_exchange(
                     generation,
                     generation.wrapping_add(1),
-                    Ordering::AcqRel,
+                    Ordering::SeqCst,
                     Ordering::Relaxed,
                 )
                 .is_err()
         {
             return false;
         }
+        slot.value.vacate();
         // A slot whose generation wrapped to 0 is retired: reused, it would
         // hand out its first handles again, and a stale copy of one would
         // name the new object (one slot lost per 2^31 reuses).
@@ -578,6 +548,123 @@ impl<T: Reusable> Slots<T> {
                 .push(index as u32);
         }
         true
+    }
+}
+
+/// A shared object kept in a [`Slots`] table, for kinds made and freed so
+/// often that a slab's insert and take, and an allocation per handle for
+/// its bookkeeping, are much of what a call costs (a state machine makes
+/// and frees a block handle at every step): the handle is a slot and a
+/// generation, and the object an `Arc` the slot holds while the handle is
+/// live, so a call that keeps the object (a printer attributed to a test
+/// case) clones the `Arc` as before.
+///
+/// A reader pins the slot (a count), then checks the handle's generation;
+/// a free moves the generation on, then waits until no reader is pinned
+/// before it lets go of the object ([`Reusable::vacate`]). Both sides are
+/// SeqCst, so either the reader sees the free and touches nothing, or the
+/// free sees the reader and waits for it: a freed handle is refused, and
+/// an object is never dropped under a reader. A reader with a stale handle
+/// pins a reused slot for a moment and touches nothing: the generation
+/// differs. A pin lasts one call, which never frees a test case handle nor
+/// calls out to the caller, so the wait ends.
+pub struct Pinned<T> {
+    /// Readers inside a call with the object.
+    pins: AtomicU32,
+    /// The object while a handle to the slot is live.
+    object: UnsafeCell<Option<Arc<T>>>,
+}
+
+impl<T> Default for Pinned<T> {
+    fn default() -> Self {
+        Pinned {
+            pins: AtomicU32::new(0),
+            object: UnsafeCell::new(None),
+        }
+    }
+}
+
+// SAFETY: the object is written only by the hand-out that owns the vacant
+// slot (before the generation is published) and by the vacate of the one
+// free that won the generation (once no reader is pinned); it is read only
+// by pinned readers that found the generation live, which both exclude.
+// What it holds is shared across threads as an `Arc<T>`, so `T` must be
+// Send and Sync.
+unsafe impl<T: Send + Sync> Sync for Pinned<T> {}
+
+impl<T: Send + Sync + 'static> Reusable for Pinned<T> {
+    fn reset(&self) {}
+
+    fn vacate(&self) {
+        // Pairs with the readers' Release unpins: what they did with the
+        // object happens before it is dropped here.
+        while self.pins.load(Ordering::SeqCst) != 0 {
+            std::thread::yield_now();
+        }
+        // SAFETY: the generation has moved on (this free won it), so no
+        // reader pins and reads from now on, and none is pinned: the object
+        // is this thread's alone until the slot is handed out again, which
+        // comes after this free pushes it on the vacant list.
+        let object = unsafe { (*self.object.get()).take() };
+        drop(object);
+    }
+}
+
+/// Unpins a slot when a read ends (unwinding too).
+struct Pin<'a>(&'a AtomicU32);
+
+impl Drop for Pin<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
+    /// Hands `object` out under a new handle of kind `kind`; `None` when
+    /// every index is in use.
+    pub fn insert_shared(&self, kind: u8, object: Arc<T>) -> Option<usize> {
+        self.insert(kind, |slot| {
+            // SAFETY: the slot is vacant and this hand-out owns it (popped
+            // under the vacant list's lock, or never used): no reader reads
+            // the object until the generation published after this write
+            // says the handle is live, and the vacate of its last free has
+            // already run.
+            unsafe { *slot.object.get() = Some(object) }
+        })
+    }
+
+    /// `f` on the object behind a live handle, with the ABI's error for a
+    /// handle not found (NULL, another kind, freed, never handed out).
+    /// `name` names the kind.
+    #[inline(always)]
+    pub fn with_shared<H, R>(
+        &self,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+        f: impl FnOnce(&Arc<T>) -> R,
+    ) -> Result<R, AbiError> {
+        let raw = handle as usize;
+        if raw >> KIND_SHIFT != usize::from(kind) {
+            return Err(not_found(raw, kind, name));
+        }
+        let generation = ((raw & KEY_MASK) >> SLOT_INDEX_BITS) as u32;
+        let Some(slot) = self.slot(raw & SLOT_INDEX_MASK) else {
+            return Err(not_found(raw, kind, name));
+        };
+        slot.value.pins.fetch_add(1, Ordering::SeqCst);
+        let _pin = Pin(&slot.value.pins);
+        if generation & 1 == 0 || slot.generation.load(Ordering::SeqCst) != generation {
+            return Err(not_found(raw, kind, name));
+        }
+        // SAFETY: pinned, and the handle live after the pin: the object was
+        // written before its generation was published (this load saw that
+        // store), and no free can let go of it until this pin is dropped.
+        match unsafe { &*slot.value.object.get() } {
+            Some(object) => Ok(f(object)),
+            None => Err(not_found(raw, kind, name)),
+        }
     }
 }
 
@@ -688,7 +775,7 @@ mod tests {
     #[test]
     fn several_handles_of_a_kind_are_remembered_and_each_refused_once_freed() {
         let handles: Vec<*mut u8> = (0..REMEMBERED as u32 + 2)
-            .map(|i| insert_remembered(Arc::new(Thing(i))).expect("inserts"))
+            .map(|i| insert(Arc::new(Thing(i))).expect("inserts"))
             .collect();
         // Looked up in turn, more of them than are remembered: each is found.
         for _ in 0..3 {
@@ -728,7 +815,8 @@ mod tests {
     #[test]
     fn an_object_freed_elsewhere_is_released_by_a_later_lookup_here() {
         let object = Arc::new(Thing(5));
-        let h: *mut u8 = insert_remembered(Arc::clone(&object)).expect("inserts");
+        let h: *mut u8 = insert(Arc::clone(&object)).expect("inserts");
+        assert_eq!(with::<Thing, u8, u32>(h, |t| t.0).expect("live"), 5);
         free_on_another_thread(h);
         // This thread still remembers it until its next slab lookup.
         let other: *mut u8 = insert(Arc::new(Thing(6))).expect("inserts");
@@ -957,6 +1045,158 @@ mod tests {
             assert!(CELLS.free(*h, 202));
             assert!(CELLS.get(*h, 202).is_none());
         }
+    }
+
+    #[test]
+    fn a_pinned_handle_is_found_while_live_and_refused_once_freed() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        let object = Arc::new(Thing(4));
+        let h = SHARED
+            .insert_shared(204, Arc::clone(&object))
+            .expect("inserts");
+        let p = h as *const u8;
+        assert_eq!(
+            SHARED.with_shared(p, 204, "thing", |t| t.0).expect("live"),
+            4
+        );
+        // Another kind's tag, NULL, garbage, an index never handed out.
+        for bad in [
+            h ^ (1 << 57),
+            0,
+            0x1234,
+            h ^ (1 << 20),
+            h ^ (1 << SLOT_INDEX_BITS),
+        ] {
+            let read = SHARED.with_shared(bad as *const u8, 204, "thing", |t| t.0);
+            assert!(
+                matches!(read, Err(AbiError::InvalidHandle(_))),
+                "{bad:#x}: {read:?}"
+            );
+        }
+        assert_eq!(Arc::strong_count(&object), 2);
+        SHARED.release(p, 204, "thing").expect("frees");
+        // Let go of at the free, not at the slot's next reuse.
+        assert_eq!(Arc::strong_count(&object), 1);
+        assert!(matches!(
+            SHARED.with_shared(p, 204, "thing", |t| t.0),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        assert!(matches!(
+            SHARED.release(p, 204, "thing"),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        SHARED
+            .release(std::ptr::null::<u8>(), 204, "thing")
+            .expect("NULL");
+        // The slot reused under a new generation: the old handle stays refused.
+        let again = SHARED
+            .insert_shared(204, Arc::new(Thing(5)))
+            .expect("inserts");
+        assert_eq!(again & SLOT_INDEX_MASK, h & SLOT_INDEX_MASK);
+        assert!(SHARED.with_shared(p, 204, "thing", |t| t.0).is_err());
+        let again = again as *const u8;
+        assert_eq!(
+            SHARED
+                .with_shared(again, 204, "thing", |t| t.0)
+                .expect("live"),
+            5
+        );
+        SHARED.release(again, 204, "thing").expect("frees");
+    }
+
+    #[test]
+    fn a_free_waits_for_the_reader_using_the_object() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        let object = Arc::new(Thing(8));
+        let h = SHARED
+            .insert_shared(204, Arc::clone(&object))
+            .expect("inserts");
+        use std::sync::atomic::AtomicBool;
+        let (inside, freed) = (AtomicBool::new(false), AtomicBool::new(false));
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                SHARED.with_shared(h as *const u8, 204, "thing", |t| {
+                    inside.store(true, Ordering::SeqCst);
+                    // The free on the other thread has begun and waits.
+                    for _ in 0..50 {
+                        std::thread::yield_now();
+                    }
+                    assert!(!freed.load(Ordering::SeqCst), "freed under a reader");
+                    assert_eq!(t.0, 8);
+                })
+            });
+            while !inside.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            SHARED.release(h as *const u8, 204, "thing").expect("frees");
+            freed.store(true, Ordering::SeqCst);
+            reader.join().expect("joins").expect("found while live");
+        });
+        assert_eq!(Arc::strong_count(&object), 1);
+        assert!(
+            SHARED
+                .with_shared(h as *const u8, 204, "thing", |t| t.0)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn pinned_reads_racing_frees_and_reuses_see_only_their_own_handles_object() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        const ROUNDS: u32 = if cfg!(miri) { 200 } else { 50_000 };
+        let current = AtomicU64::new(
+            SHARED
+                .insert_shared(204, Arc::new(Thing(1)))
+                .expect("inserts") as u64,
+        );
+        let handed = Mutex::new(std::collections::HashMap::from([(
+            current.load(Ordering::Relaxed),
+            1u32,
+        )]));
+        use std::sync::atomic::AtomicBool;
+        let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let mut read = 0u32;
+                while !done.load(Ordering::Relaxed) {
+                    let h = current.load(Ordering::Relaxed);
+                    if let Ok(n) = SHARED.with_shared(h as usize as *const u8, 204, "thing", |t| {
+                        std::thread::yield_now();
+                        t.0
+                    }) {
+                        // The object read is the one handed out under `h`.
+                        let handed = handed.lock().unwrap_or_else(|e| e.into_inner());
+                        assert_eq!(handed.get(&h), Some(&n), "{h:#x} read {n}");
+                        read += 1;
+                        started.store(true, Ordering::Relaxed);
+                    }
+                }
+                read
+            });
+            while !started.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
+            for n in 2..ROUNDS {
+                let old = current.load(Ordering::Relaxed) as usize;
+                SHARED
+                    .release(old as *const u8, 204, "thing")
+                    .expect("frees");
+                let new = SHARED
+                    .insert_shared(204, Arc::new(Thing(n)))
+                    .expect("inserts");
+                handed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(new as u64, n);
+                current.store(new as u64, Ordering::Relaxed);
+            }
+            done.store(true, Ordering::Relaxed);
+            reader
+                .join()
+                .expect("the reader saw only its handle's object");
+        });
+        let last = current.load(Ordering::Relaxed) as usize as *const u8;
+        SHARED.release(last, 204, "thing").expect("frees");
     }
 
     #[test]

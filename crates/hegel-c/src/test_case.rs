@@ -17,7 +17,7 @@
 use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
-use crate::handles::{self, handled};
+use crate::handles::{Pinned, Slots};
 use crate::printer::{Document, Target};
 use crate::text;
 use geist_engine::data::MAX_STREAM_DEPTH;
@@ -55,7 +55,7 @@ pub type Handback = Arc<Mutex<Option<Completed>>>;
 /// The state every handle of one test case shares.
 pub struct Family {
     /// Distinct for every family the library makes: handles kept in place
-    /// ([`handles::Slots`]) name their test case by it.
+    /// ([`Slots`]) name their test case by it.
     pub id: u64,
     state: Mutex<FamilyState>,
     completed: AtomicBool,
@@ -213,7 +213,23 @@ pub struct TestCaseHandle {
     busy: AtomicBool,
     completed_here: AtomicBool,
 }
-handled!(TestCaseHandle, 3, "test case");
+
+/// The kind tag of test case handles.
+const TEST_CASE_KIND: u8 = 3;
+const TEST_CASE_NAME: &str = "test case";
+
+/// Every test case handle: in place, looked up by a pin and a generation
+/// check ([`Pinned`]), as a state machine makes and frees a block handle
+/// at every step and names a handle in every call.
+static TEST_CASES: Slots<Pinned<TestCaseHandle>> = Slots::new();
+
+/// Hands `handle` out to the caller.
+fn hand_out(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
+    TEST_CASES
+        .insert_shared(TEST_CASE_KIND, Arc::new(handle))
+        .map(|raw| raw as *mut hegel_test_case_t)
+        .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
+}
 
 /// Releases a handle's busy flag when a draw ends.
 struct Busy<'a>(&'a AtomicBool);
@@ -379,24 +395,22 @@ pub fn worker_prefix(family: &Family, worker: i64) -> Option<String> {
 
 /// The handle behind a pointer.
 pub fn handle(tc: *const hegel_test_case_t) -> AbiResult<Arc<TestCaseHandle>> {
-    handles::get::<TestCaseHandle, _>(tc)
+    TEST_CASES.with_shared(tc, TEST_CASE_KIND, TEST_CASE_NAME, Arc::clone)
 }
 
-/// Runs `f` on the handle behind a pointer, without copying it out (see
-/// [`handles::with`]): the per-draw path, inlined as that is.
+/// Runs `f` on the handle behind a pointer, without copying it out: the
+/// per-draw path, inlined.
 #[inline(always)]
 pub fn with_handle<R>(
     tc: *const hegel_test_case_t,
     f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
 ) -> AbiResult<R> {
-    handles::with::<TestCaseHandle, _, _>(tc, f)?
+    TEST_CASES.with_shared(tc, TEST_CASE_KIND, TEST_CASE_NAME, |tc| f(tc))?
 }
 
-/// Hands a new root handle onto `family` to the caller, remembered on this
-/// thread as it is made: the caller draws from it on the thread that asked
-/// for the test case (see [`handles::insert_remembered`]).
+/// Hands a new root handle onto `family` to the caller.
 pub fn hand_out_root(family: Arc<Family>) -> AbiResult<*mut hegel_test_case_t> {
-    handles::insert_remembered(Arc::new(TestCaseHandle::new(family, Target::Main, -1, 0)))
+    hand_out(TestCaseHandle::new(family, Target::Main, -1, 0))
 }
 
 /// Fixes the family document's width, or checks it agrees with the one fixed.
@@ -424,7 +438,9 @@ pub extern "C" fn hegel_test_case_free(
     ctx: *mut hegel_context_t,
     tc: *mut hegel_test_case_t,
 ) -> hegel_result_t {
-    guard(ctx, || handles::free::<TestCaseHandle, _>(tc).map(drop))
+    guard(ctx, || {
+        TEST_CASES.release(tc, TEST_CASE_KIND, TEST_CASE_NAME)
+    })
 }
 
 /// Whether the engine stamped this test case for capture.
@@ -463,11 +479,7 @@ pub extern "C" fn hegel_test_case_clone(
             source.worker.load(Ordering::Acquire),
             stream,
         );
-        write(
-            out_test_case,
-            handles::insert(Arc::new(clone))?,
-            "out_test_case",
-        )
+        write(out_test_case, hand_out(clone)?, "out_test_case")
     })
 }
 
@@ -498,11 +510,7 @@ pub extern "C" fn hegel_test_case_block(
                 source.stream,
             ))
         })?;
-        write(
-            out_test_case,
-            handles::insert_remembered(Arc::new(block))?,
-            "out_test_case",
-        )
+        write(out_test_case, hand_out(block)?, "out_test_case")
     })
 }
 
