@@ -24,7 +24,7 @@ use geist_engine::data::MAX_STREAM_DEPTH;
 use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 /// Opaque to C: `hegel_test_case_t`.
@@ -61,8 +61,9 @@ pub struct Family {
     completed: AtomicBool,
     handback: Option<Handback>,
     capture: bool,
-    /// The print document of drawn values and notes.
-    pub document: Arc<Document>,
+    /// The print document of drawn values and notes, made when first
+    /// needed (most test cases print nothing): see [`Family::document`].
+    document: OnceLock<Arc<Document>>,
     /// Whether a printer has fixed the document's width.
     width_configured: Mutex<Option<u64>>,
     started: Instant,
@@ -152,7 +153,7 @@ impl Family {
             completed: AtomicBool::new(false),
             handback,
             capture,
-            document: Document::new(),
+            document: OnceLock::new(),
             width_configured: Mutex::new(None),
             started: Instant::now(),
         })
@@ -160,6 +161,11 @@ impl Family {
 
     fn lock(&self) -> MutexGuard<'_, FamilyState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The print document of drawn values and notes.
+    pub fn document(&self) -> &Arc<Document> {
+        self.document.get_or_init(Document::new)
     }
 
     /// Whether the test case has been completed.
@@ -426,7 +432,7 @@ pub fn configure_width(family: &Family, width: Option<u64>) -> AbiResult {
         ))),
         _ => {
             *configured = Some(width);
-            family.document.set_width(width);
+            family.document().set_width(width);
             Ok(())
         }
     }
@@ -470,7 +476,7 @@ pub extern "C" fn hegel_test_case_clone(
         let stream = source.fork()?;
         let region = source
             .family
-            .document
+            .document()
             .deferred(source.region)
             .unwrap_or(Target::Dead);
         let clone = TestCaseHandle::new(
@@ -500,7 +506,7 @@ pub extern "C" fn hegel_test_case_block(
                 .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
             let region = source
                 .family
-                .document
+                .document()
                 .block(source.region, indent)
                 .unwrap_or(Target::Dead);
             Ok(TestCaseHandle::new(
@@ -733,7 +739,7 @@ pub extern "C" fn hegel_note(
         let note = unsafe { text::text(text_, "text")? };
         let prefix = tc.line_prefix();
         tc.family
-            .document
+            .document()
             .note(tc.region, note, prefix.as_deref())
             .map_err(crate::printer::to_abi)
     })
