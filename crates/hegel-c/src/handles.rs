@@ -39,6 +39,7 @@ use sharded_slab::{Config, Slab};
 use std::cell::{RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::LocalKey;
 
 /// The slabs' layout: the top byte of every key is ours, for the kind tag.
 pub struct HandleConfig;
@@ -559,15 +560,18 @@ impl<T: Reusable> Slots<T> {
 /// live, so a call that keeps the object (a printer attributed to a test
 /// case) clones the `Arc` as before.
 ///
-/// A reader pins the slot (a count), then checks the handle's generation;
-/// a free moves the generation on, then waits until no reader is pinned
-/// before it lets go of the object ([`Reusable::vacate`]). Both sides are
-/// SeqCst, so either the reader sees the free and touches nothing, or the
-/// free sees the reader and waits for it: a freed handle is refused, and
-/// an object is never dropped under a reader. A reader with a stale handle
-/// pins a reused slot for a moment and touches nothing: the generation
-/// differs. A pin lasts one call, which never frees a test case handle nor
-/// calls out to the caller, so the wait ends.
+/// Each thread remembers the objects it used last, each with a reference
+/// of its own ([`Recent`]): those are found with loads only, and are live
+/// while their slot's generation is their handle's. Any other lookup pins
+/// the slot (a count), then checks the handle's generation and takes a
+/// reference; a free moves the generation on, then waits until no lookup
+/// is pinned before it lets go of the object ([`Reusable::vacate`]). Both
+/// sides are SeqCst, so either the lookup sees the free and touches
+/// nothing, or the free sees the lookup and waits for it: a freed handle
+/// is refused, and an object is never dropped under a lookup. A lookup
+/// with a stale handle pins a reused slot for a moment and touches
+/// nothing: the generation differs. A pin lasts while a reference is
+/// taken, so the wait ends.
 pub struct Pinned<T> {
     /// Readers inside a call with the object.
     pins: AtomicU32,
@@ -620,52 +624,207 @@ impl Drop for Pin<'_> {
     }
 }
 
+/// A remembered object of a [`Pinned`] table: its handle, its slot's
+/// generation word and a reference of this thread's to it.
+type Recalled<T> = (usize, &'static AtomicU32, Arc<T>);
+
+/// A thread's last looked-up objects of a [`Pinned`] table, each with a
+/// reference of its own: found again with no atomic read-modify-write (a
+/// pin costs two, each dearer than the rest of a lookup), and still live
+/// while the slot's generation is the handle's. The reference keeps the
+/// object alive, not the handle: a handle freed meanwhile is refused.
+pub struct Recent<T> {
+    entries: [Option<Recalled<T>>; REMEMBERED],
+    /// The entry the next object goes to when none is free or stale.
+    next: usize,
+}
+
+impl<T> Recent<T> {
+    /// Remembers nothing.
+    pub const fn new() -> RefCell<Recent<T>> {
+        RefCell::new(Recent {
+            entries: [const { None }; REMEMBERED],
+            next: 0,
+        })
+    }
+
+    /// Remembers `entry` in place of one whose handle was freed, a free
+    /// one, or the oldest; returns what it no longer remembers, to be
+    /// dropped outside the borrow.
+    fn remember(&mut self, entry: Recalled<T>) -> [Option<Recalled<T>>; REMEMBERED] {
+        let mut dropped = [const { None }; REMEMBERED];
+        let mut free = None;
+        for (i, slot) in self.entries.iter_mut().enumerate() {
+            if slot.as_ref().is_some_and(|(raw, generation, _)| {
+                *raw == entry.0 || generation.load(Ordering::Acquire) != generation_of(*raw)
+            }) {
+                dropped[i] = slot.take();
+            }
+            if slot.is_none() && free.is_none() {
+                free = Some(i);
+            }
+        }
+        let i = free.unwrap_or_else(|| {
+            let i = self.next;
+            self.next = (i + 1) % REMEMBERED;
+            dropped[i] = self.entries[i].take();
+            i
+        });
+        self.entries[i] = Some(entry);
+        dropped
+    }
+}
+
+/// The generation a slot handle was handed out under.
+#[inline(always)]
+fn generation_of(raw: usize) -> u32 {
+    ((raw & KEY_MASK) >> SLOT_INDEX_BITS) as u32
+}
+
 impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
-    /// Hands `object` out under a new handle of kind `kind`; `None` when
-    /// every index is in use.
-    pub fn insert_shared(&self, kind: u8, object: Arc<T>) -> Option<usize> {
-        self.insert(kind, |slot| {
+    /// Hands `object` out under a new handle of kind `kind`, remembered on
+    /// this thread (the caller uses a new handle at once, on the thread
+    /// that made it); `None` when every index is in use.
+    pub fn insert_shared(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        kind: u8,
+        object: Arc<T>,
+    ) -> Option<usize> {
+        let remembered = Arc::clone(&object);
+        let raw = self.insert(kind, |slot| {
             // SAFETY: the slot is vacant and this hand-out owns it (popped
             // under the vacant list's lock, or never used): no reader reads
             // the object until the generation published after this write
             // says the handle is live, and the vacate of its last free has
             // already run.
             unsafe { *slot.object.get() = Some(object) }
-        })
+        })?;
+        let slot = self.slot(raw & SLOT_INDEX_MASK)?;
+        remember(recent, (raw, &slot.generation, remembered));
+        Some(raw)
     }
 
     /// `f` on the object behind a live handle, with the ABI's error for a
     /// handle not found (NULL, another kind, freed, never handed out).
-    /// `name` names the kind.
+    /// `name` names the kind. A handle this thread remembers (the common
+    /// case: a frontend's calls name the same few handles) is found with
+    /// loads only; the others are looked up in their slot under a pin.
     #[inline(always)]
     pub fn with_shared<H, R>(
-        &self,
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
         handle: *const H,
         kind: u8,
         name: &str,
         f: impl FnOnce(&Arc<T>) -> R,
     ) -> Result<R, AbiError> {
         let raw = handle as usize;
+        let mut f = Some(f);
+        let hit = recent.try_with(|recent| {
+            let recent = recent.try_borrow().ok()?;
+            let (_, generation, object) = recent
+                .entries
+                .iter()
+                .flatten()
+                .find(|(h, _, _)| *h == raw)?;
+            if generation.load(Ordering::Acquire) != generation_of(raw) {
+                return None;
+            }
+            f.take().map(|f| f(object))
+        });
+        if let Ok(Some(result)) = hit {
+            return Ok(result);
+        }
+        let object = self.looked_up(recent, handle, kind, name)?;
+        match f {
+            Some(f) => Ok(f(&object)),
+            // `f` runs at most once, and only a hit takes it.
+            None => Err(AbiError::Internal(format!(
+                "the {name} handle was looked up twice"
+            ))),
+        }
+    }
+
+    /// The object behind a handle this thread does not remember, from its
+    /// slot under a pin; remembered from now on.
+    #[cold]
+    #[inline(never)]
+    fn looked_up<H>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+    ) -> Result<Arc<T>, AbiError> {
+        let raw = handle as usize;
         if raw >> KIND_SHIFT != usize::from(kind) {
             return Err(not_found(raw, kind, name));
         }
-        let generation = ((raw & KEY_MASK) >> SLOT_INDEX_BITS) as u32;
+        let generation = generation_of(raw);
         let Some(slot) = self.slot(raw & SLOT_INDEX_MASK) else {
             return Err(not_found(raw, kind, name));
         };
-        slot.value.pins.fetch_add(1, Ordering::SeqCst);
-        let _pin = Pin(&slot.value.pins);
-        if generation & 1 == 0 || slot.generation.load(Ordering::SeqCst) != generation {
-            return Err(not_found(raw, kind, name));
-        }
-        // SAFETY: pinned, and the handle live after the pin: the object was
-        // written before its generation was published (this load saw that
-        // store), and no free can let go of it until this pin is dropped.
-        match unsafe { &*slot.value.object.get() } {
-            Some(object) => Ok(f(object)),
-            None => Err(not_found(raw, kind, name)),
-        }
+        let object = {
+            slot.value.pins.fetch_add(1, Ordering::SeqCst);
+            let _pin = Pin(&slot.value.pins);
+            if generation & 1 == 0 || slot.generation.load(Ordering::SeqCst) != generation {
+                return Err(not_found(raw, kind, name));
+            }
+            // SAFETY: pinned, and the handle live after the pin: the object
+            // was written before its generation was published (this load saw
+            // that store), and no free can let go of it until this pin is
+            // dropped.
+            match unsafe { &*slot.value.object.get() } {
+                Some(object) => Arc::clone(object),
+                None => return Err(not_found(raw, kind, name)),
+            }
+        };
+        remember(recent, (raw, &slot.generation, Arc::clone(&object)));
+        Ok(object)
     }
+
+    /// Frees the handle `handle` of kind `kind` (NULL is a no-op), with the
+    /// ABI's error for a handle not live; this thread forgets it. The slot
+    /// lets go of the object once no pinned lookup is using it; a thread
+    /// that remembers it keeps its own reference until it next remembers
+    /// another in its place.
+    pub fn release_shared<H>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+    ) -> Result<(), AbiError> {
+        self.release(handle, kind, name)?;
+        let raw = handle as usize;
+        let forgotten = recent
+            .try_with(|recent| {
+                let mut recent = recent.try_borrow_mut().ok()?;
+                recent
+                    .entries
+                    .iter_mut()
+                    .find(|e| e.as_ref().is_some_and(|(h, _, _)| *h == raw))
+                    .and_then(Option::take)
+            })
+            .ok()
+            .flatten();
+        drop(forgotten);
+        Ok(())
+    }
+}
+
+/// Remembers `entry` on this thread, unless its memory is in use (a lookup
+/// nested in another's `f`) or gone (the thread is ending).
+fn remember<T>(recent: &'static LocalKey<RefCell<Recent<T>>>, entry: Recalled<T>) {
+    let dropped = recent
+        .try_with(|recent| {
+            let mut recent = recent.try_borrow_mut().ok()?;
+            Some(recent.remember(entry))
+        })
+        .ok()
+        .flatten();
+    drop(dropped);
 }
 
 /// The error of a slot handle not found.
@@ -1047,18 +1206,23 @@ mod tests {
         }
     }
 
+    std::thread_local! {
+        static RECENT_THINGS: RefCell<Recent<Thing>> = const { Recent::new() };
+    }
+
+    /// [`Slots::with_shared`] of a test's table of things.
+    fn read_thing(table: &'static Slots<Pinned<Thing>>, raw: usize) -> Result<u32, AbiError> {
+        table.with_shared(&RECENT_THINGS, raw as *const u8, 204, "thing", |t| t.0)
+    }
+
     #[test]
     fn a_pinned_handle_is_found_while_live_and_refused_once_freed() {
         static SHARED: Slots<Pinned<Thing>> = Slots::new();
         let object = Arc::new(Thing(4));
         let h = SHARED
-            .insert_shared(204, Arc::clone(&object))
+            .insert_shared(&RECENT_THINGS, 204, Arc::clone(&object))
             .expect("inserts");
-        let p = h as *const u8;
-        assert_eq!(
-            SHARED.with_shared(p, 204, "thing", |t| t.0).expect("live"),
-            4
-        );
+        assert_eq!(read_thing(&SHARED, h).expect("live"), 4);
         // Another kind's tag, NULL, garbage, an index never handed out.
         for bad in [
             h ^ (1 << 57),
@@ -1067,92 +1231,128 @@ mod tests {
             h ^ (1 << 20),
             h ^ (1 << SLOT_INDEX_BITS),
         ] {
-            let read = SHARED.with_shared(bad as *const u8, 204, "thing", |t| t.0);
+            let read = read_thing(&SHARED, bad);
             assert!(
                 matches!(read, Err(AbiError::InvalidHandle(_))),
                 "{bad:#x}: {read:?}"
             );
         }
-        assert_eq!(Arc::strong_count(&object), 2);
-        SHARED.release(p, 204, "thing").expect("frees");
-        // Let go of at the free, not at the slot's next reuse.
+        // The slot's reference and this thread's.
+        assert_eq!(Arc::strong_count(&object), 3);
+        let p = h as *const u8;
+        SHARED
+            .release_shared(&RECENT_THINGS, p, 204, "thing")
+            .expect("frees");
+        // Let go of at the free, by the slot and this thread.
         assert_eq!(Arc::strong_count(&object), 1);
         assert!(matches!(
-            SHARED.with_shared(p, 204, "thing", |t| t.0),
+            read_thing(&SHARED, h),
             Err(AbiError::InvalidHandle(_))
         ));
         assert!(matches!(
-            SHARED.release(p, 204, "thing"),
+            SHARED.release_shared(&RECENT_THINGS, p, 204, "thing"),
             Err(AbiError::InvalidHandle(_))
         ));
         SHARED
-            .release(std::ptr::null::<u8>(), 204, "thing")
+            .release_shared(&RECENT_THINGS, std::ptr::null::<u8>(), 204, "thing")
             .expect("NULL");
         // The slot reused under a new generation: the old handle stays refused.
         let again = SHARED
-            .insert_shared(204, Arc::new(Thing(5)))
+            .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(5)))
             .expect("inserts");
         assert_eq!(again & SLOT_INDEX_MASK, h & SLOT_INDEX_MASK);
-        assert!(SHARED.with_shared(p, 204, "thing", |t| t.0).is_err());
-        let again = again as *const u8;
-        assert_eq!(
-            SHARED
-                .with_shared(again, 204, "thing", |t| t.0)
-                .expect("live"),
-            5
-        );
-        SHARED.release(again, 204, "thing").expect("frees");
+        assert!(read_thing(&SHARED, h).is_err());
+        assert_eq!(read_thing(&SHARED, again).expect("live"), 5);
+        SHARED
+            .release_shared(&RECENT_THINGS, again as *const u8, 204, "thing")
+            .expect("frees");
     }
 
     #[test]
-    fn a_free_waits_for_the_reader_using_the_object() {
+    fn a_pinned_handle_freed_on_another_thread_is_refused_here_and_let_go_of() {
         static SHARED: Slots<Pinned<Thing>> = Slots::new();
         let object = Arc::new(Thing(8));
         let h = SHARED
-            .insert_shared(204, Arc::clone(&object))
+            .insert_shared(&RECENT_THINGS, 204, Arc::clone(&object))
             .expect("inserts");
+        let others: Vec<usize> = (0..REMEMBERED as u32 + 1)
+            .map(|i| {
+                SHARED
+                    .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(100 + i)))
+                    .expect("inserts")
+            })
+            .collect();
+        // Remembered here, freed elsewhere: refused here at once.
+        assert_eq!(read_thing(&SHARED, h).expect("live"), 8);
+        std::thread::spawn(move || {
+            SHARED
+                .release_shared(&RECENT_THINGS, h as *const u8, 204, "thing")
+                .expect("frees")
+        })
+        .join()
+        .expect("joins");
+        assert!(matches!(
+            read_thing(&SHARED, h),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        // This thread's reference goes once others take its place.
+        for (i, other) in others.iter().enumerate() {
+            assert_eq!(read_thing(&SHARED, *other).expect("live"), 100 + i as u32);
+        }
+        assert_eq!(
+            Arc::strong_count(&object),
+            1,
+            "the freed object is let go of"
+        );
+        for other in others {
+            SHARED
+                .release_shared(&RECENT_THINGS, other as *const u8, 204, "thing")
+                .expect("frees");
+        }
+    }
+
+    #[test]
+    fn a_free_waits_for_a_pinned_lookup() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        let h = SHARED.insert(204, |slot| {
+            // SAFETY: the slot is vacant and this hand-out owns it.
+            unsafe { *slot.object.get() = Some(Arc::new(Thing(9))) }
+        });
+        let h = h.expect("inserts");
+        let slot = SHARED.slot(h & SLOT_INDEX_MASK).expect("made");
+        // A lookup on another thread between its pin and its unpin.
+        slot.value.pins.fetch_add(1, Ordering::SeqCst);
         use std::sync::atomic::AtomicBool;
-        let (inside, freed) = (AtomicBool::new(false), AtomicBool::new(false));
+        let freed = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            let reader = scope.spawn(|| {
-                SHARED.with_shared(h as *const u8, 204, "thing", |t| {
-                    inside.store(true, Ordering::SeqCst);
-                    // The free on the other thread has begun and waits.
-                    for _ in 0..50 {
-                        std::thread::yield_now();
-                    }
-                    assert!(!freed.load(Ordering::SeqCst), "freed under a reader");
-                    assert_eq!(t.0, 8);
-                })
+            let freer = scope.spawn(|| {
+                assert!(SHARED.free(h, 204));
+                freed.store(true, Ordering::SeqCst);
             });
-            while !inside.load(Ordering::SeqCst) {
+            for _ in 0..50 {
                 std::thread::yield_now();
             }
-            SHARED.release(h as *const u8, 204, "thing").expect("frees");
-            freed.store(true, Ordering::SeqCst);
-            reader.join().expect("joins").expect("found while live");
+            assert!(!freed.load(Ordering::SeqCst), "let go of under a pin");
+            // SAFETY: pinned, and the free has not let go of the object.
+            assert_eq!(
+                unsafe { &*slot.value.object.get() }.as_ref().map(|t| t.0),
+                Some(9)
+            );
+            slot.value.pins.fetch_sub(1, Ordering::Release);
+            freer.join().expect("joins");
         });
-        assert_eq!(Arc::strong_count(&object), 1);
-        assert!(
-            SHARED
-                .with_shared(h as *const u8, 204, "thing", |t| t.0)
-                .is_err()
-        );
+        assert!(freed.load(Ordering::SeqCst));
     }
 
     #[test]
     fn pinned_reads_racing_frees_and_reuses_see_only_their_own_handles_object() {
         static SHARED: Slots<Pinned<Thing>> = Slots::new();
         const ROUNDS: u32 = if cfg!(miri) { 200 } else { 50_000 };
-        let current = AtomicU64::new(
-            SHARED
-                .insert_shared(204, Arc::new(Thing(1)))
-                .expect("inserts") as u64,
-        );
-        let handed = Mutex::new(std::collections::HashMap::from([(
-            current.load(Ordering::Relaxed),
-            1u32,
-        )]));
+        let first = SHARED
+            .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(1)))
+            .expect("inserts");
+        let current = AtomicU64::new(first as u64);
+        let handed = Mutex::new(std::collections::HashMap::from([(first as u64, 1u32)]));
         use std::sync::atomic::AtomicBool;
         let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
         std::thread::scope(|scope| {
@@ -1160,10 +1360,7 @@ mod tests {
                 let mut read = 0u32;
                 while !done.load(Ordering::Relaxed) {
                     let h = current.load(Ordering::Relaxed);
-                    if let Ok(n) = SHARED.with_shared(h as usize as *const u8, 204, "thing", |t| {
-                        std::thread::yield_now();
-                        t.0
-                    }) {
+                    if let Ok(n) = read_thing(&SHARED, h as usize) {
                         // The object read is the one handed out under `h`.
                         let handed = handed.lock().unwrap_or_else(|e| e.into_inner());
                         assert_eq!(handed.get(&h), Some(&n), "{h:#x} read {n}");
@@ -1179,10 +1376,10 @@ mod tests {
             for n in 2..ROUNDS {
                 let old = current.load(Ordering::Relaxed) as usize;
                 SHARED
-                    .release(old as *const u8, 204, "thing")
+                    .release_shared(&RECENT_THINGS, old as *const u8, 204, "thing")
                     .expect("frees");
                 let new = SHARED
-                    .insert_shared(204, Arc::new(Thing(n)))
+                    .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(n)))
                     .expect("inserts");
                 handed
                     .lock()
@@ -1191,12 +1388,15 @@ mod tests {
                 current.store(new as u64, Ordering::Relaxed);
             }
             done.store(true, Ordering::Relaxed);
-            reader
+            let read = reader
                 .join()
                 .expect("the reader saw only its handle's object");
+            assert!(read > 0);
         });
         let last = current.load(Ordering::Relaxed) as usize as *const u8;
-        SHARED.release(last, 204, "thing").expect("frees");
+        SHARED
+            .release_shared(&RECENT_THINGS, last, 204, "thing")
+            .expect("frees");
     }
 
     #[test]

@@ -17,7 +17,7 @@
 use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
-use crate::handles::{Pinned, Slots};
+use crate::handles::{Pinned, Recent, Slots};
 use crate::printer::{Document, Target};
 use crate::text;
 use geist_engine::data::MAX_STREAM_DEPTH;
@@ -224,15 +224,20 @@ pub struct TestCaseHandle {
 const TEST_CASE_KIND: u8 = 3;
 const TEST_CASE_NAME: &str = "test case";
 
-/// Every test case handle: in place, looked up by a pin and a generation
-/// check ([`Pinned`]), as a state machine makes and frees a block handle
-/// at every step and names a handle in every call.
+/// Every test case handle, in place ([`Pinned`]): a state machine makes
+/// and frees a block handle at every step, and names a handle in every
+/// call.
 static TEST_CASES: Slots<Pinned<TestCaseHandle>> = Slots::new();
+
+std::thread_local! {
+    /// The test case handles this thread used last.
+    static RECENT: std::cell::RefCell<Recent<TestCaseHandle>> = const { Recent::new() };
+}
 
 /// Hands `handle` out to the caller.
 fn hand_out(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
     TEST_CASES
-        .insert_shared(TEST_CASE_KIND, Arc::new(handle))
+        .insert_shared(&RECENT, TEST_CASE_KIND, Arc::new(handle))
         .map(|raw| raw as *mut hegel_test_case_t)
         .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
 }
@@ -401,7 +406,7 @@ pub fn worker_prefix(family: &Family, worker: i64) -> Option<String> {
 
 /// The handle behind a pointer.
 pub fn handle(tc: *const hegel_test_case_t) -> AbiResult<Arc<TestCaseHandle>> {
-    TEST_CASES.with_shared(tc, TEST_CASE_KIND, TEST_CASE_NAME, Arc::clone)
+    TEST_CASES.with_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME, Arc::clone)
 }
 
 /// Runs `f` on the handle behind a pointer, without copying it out: the
@@ -411,7 +416,7 @@ pub fn with_handle<R>(
     tc: *const hegel_test_case_t,
     f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
 ) -> AbiResult<R> {
-    TEST_CASES.with_shared(tc, TEST_CASE_KIND, TEST_CASE_NAME, |tc| f(tc))?
+    TEST_CASES.with_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME, |tc| f(tc))?
 }
 
 /// Hands a new root handle onto `family` to the caller.
@@ -445,7 +450,7 @@ pub extern "C" fn hegel_test_case_free(
     tc: *mut hegel_test_case_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        TEST_CASES.release(tc, TEST_CASE_KIND, TEST_CASE_NAME)
+        TEST_CASES.release_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME)
     })
 }
 
