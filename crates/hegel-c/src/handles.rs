@@ -11,22 +11,15 @@
 //! freed while another thread is still using it lives until that use ends.
 //!
 //! A frontend makes several calls per drawn value, each naming the same
-//! context and test case, so each thread remembers the last
-//! [`REMEMBERED`] objects it looked up of each kind: those handles again
-//! are found without the slab. A frontend alternates between a few handles
-//! of one kind (a state machine's steps draw through a block handle made
-//! for the step, and pick rules through the test case's own), and a block
-//! handle is remembered as it is made ([`insert_remembered`]): its first
-//! use is found without the slab too. Every free of a handle moves a count
-//! of frees on, one of [`FREE_BUCKETS`] per kind chosen by the handle, and
-//! a remembered object counts only while its handle's count is the one it
-//! was looked up under, so a freed handle is refused as before (a slot
-//! reused by the slab has a new key, never the remembered one). Frees of
-//! other handles of the kind seldom share that count: a frontend that makes
-//! and frees a block handle at every step of a state machine keeps its test
-//! case's handle remembered. A thread forgets what it remembered of a
-//! handle when it frees it; another thread that remembered it drops its
-//! reference at its next slab lookup of that kind, or when it is pushed
+//! handle, so each thread remembers the last [`REMEMBERED`] objects it
+//! looked up of each kind: those handles again are found without the slab.
+//! Every free of a handle moves a count of frees on, one of
+//! [`FREE_BUCKETS`] per kind chosen by the handle, and a remembered object
+//! counts only while its handle's count is the one it was looked up under,
+//! so a freed handle is refused as before (a slot reused by the slab has a
+//! new key, never the remembered one). A thread forgets what it remembered
+//! of a handle when it frees it; another thread that remembered it drops
+//! its reference at its next slab lookup of that kind, or when it is pushed
 //! out by newer ones.
 //!
 //! Kinds whose objects are cheap to keep for ever and to reset for reuse
@@ -36,13 +29,17 @@
 //! reference count and no allocation per handle. A slot's memory is never
 //! freed, so a handle freed while another thread still uses it names a
 //! valid (vacant or reused) object, never freed memory, and a call checks
-//! the handle again after reading it (see [`Slots::read`]).
+//! the handle again after reading it (see [`Slots::read`]). Test case
+//! handles, made and freed at every step of a state machine, live in such
+//! a table too, each slot holding its handle's object (an `Arc`) while the
+//! handle is live and a count of the calls using it ([`Pinned`]).
 
 use crate::error::AbiError;
 use sharded_slab::{Config, Slab};
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::LocalKey;
 
 /// The slabs' layout: the top byte of every key is ours, for the kind tag.
 pub struct HandleConfig;
@@ -148,25 +145,6 @@ impl<T: Handled> Remembered<T> {
         dropped
     }
 
-    /// [`Remembered::remember`] for a handle just made: into a free slot
-    /// when there is one, without the scan for stale entries (a handle just
-    /// made is remembered nowhere, and stale entries never match a lookup:
-    /// their counts of frees have moved on).
-    fn remember_new(
-        &mut self,
-        raw: usize,
-        frees: u64,
-        object: Arc<T>,
-    ) -> [Option<Entry<T>>; REMEMBERED] {
-        match self.entries.iter_mut().find(|e| e.is_none()) {
-            Some(slot) => {
-                *slot = Some((raw, frees, object));
-                [const { None }; REMEMBERED]
-            }
-            None => self.remember(raw, frees, object),
-        }
-    }
-
     /// Forgets `raw`'s object; returns it.
     fn forget(&mut self, raw: usize) -> Option<Entry<T>> {
         self.entries
@@ -218,24 +196,6 @@ pub fn insert<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiError> {
         .insert(object)
         .ok_or_else(|| AbiError::Internal(format!("too many live {} handles", T::NAME)))?;
     Ok(((usize::from(T::KIND) << KIND_SHIFT) | (key & KEY_MASK)) as *mut H)
-}
-
-/// [`insert`], remembering the object on this thread: for a handle the
-/// caller uses at once on the thread that made it (a block handle).
-pub fn insert_remembered<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiError> {
-    let handle = insert::<T, H>(Arc::clone(&object))?;
-    let raw = handle as usize;
-    // No one else has the handle yet, so no free of it came before this load.
-    let frees = frees_of::<T>(raw).load(Ordering::Acquire);
-    let dropped = T::remembered()
-        .try_with(|remembered| {
-            let mut remembered = remembered.try_borrow_mut().ok()?;
-            Some(remembered.remember_new(raw, frees, object))
-        })
-        .ok()
-        .flatten();
-    drop(dropped);
-    Ok(handle)
 }
 
 fn key_of<T: Handled, H>(handle: *const H) -> Result<usize, AbiError> {
@@ -402,6 +362,12 @@ pub trait Reusable: Default + Send + Sync + 'static {
     /// an object across a lock (not just one read) takes the lock here too,
     /// and checks [`Slots::is_live`] under it.
     fn reset(&self);
+
+    /// Called when a handle to the slot's object is freed, after the free
+    /// is published (the handle no longer found) and before the slot can be
+    /// handed out again: for an object that lets go of what it holds at
+    /// once rather than at the slot's next reuse ([`Pinned`]).
+    fn vacate(&self) {}
 }
 
 const SEGMENT_BASE: usize = 64;
@@ -433,6 +399,7 @@ impl<T: Reusable> Slots<T> {
         }
     }
 
+    #[inline(always)]
     fn slot(&self, index: usize) -> Option<&Slot<T>> {
         let (segment, offset) = segment_of(index);
         self.segments.get(segment)?.get()?.get(offset)
@@ -557,16 +524,20 @@ impl<T: Reusable> Slots<T> {
         if generation & 1 == 0
             || slot
                 .generation
+                // SeqCst: a [`Pinned`] object's readers pin it and then
+                // check the generation; this and the vacate's load of
+                // their pins are the other half of that handshake.
                 .compare_exchange(
                     generation,
                     generation.wrapping_add(1),
-                    Ordering::AcqRel,
+                    Ordering::SeqCst,
                     Ordering::Relaxed,
                 )
                 .is_err()
         {
             return false;
         }
+        slot.value.vacate();
         // A slot whose generation wrapped to 0 is retired: reused, it would
         // hand out its first handles again, and a stale copy of one would
         // name the new object (one slot lost per 2^31 reuses).
@@ -579,6 +550,281 @@ impl<T: Reusable> Slots<T> {
         }
         true
     }
+}
+
+/// A shared object kept in a [`Slots`] table, for kinds made and freed so
+/// often that a slab's insert and take, and an allocation per handle for
+/// its bookkeeping, are much of what a call costs (a state machine makes
+/// and frees a block handle at every step): the handle is a slot and a
+/// generation, and the object an `Arc` the slot holds while the handle is
+/// live, so a call that keeps the object (a printer attributed to a test
+/// case) clones the `Arc` as before.
+///
+/// Each thread remembers the objects it used last, each with a reference
+/// of its own ([`Recent`]): those are found with loads only, and are live
+/// while their slot's generation is their handle's. Any other lookup pins
+/// the slot (a count), then checks the handle's generation and takes a
+/// reference; a free moves the generation on, then waits until no lookup
+/// is pinned before it lets go of the object ([`Reusable::vacate`]). Both
+/// sides are SeqCst, so either the lookup sees the free and touches
+/// nothing, or the free sees the lookup and waits for it: a freed handle
+/// is refused, and an object is never dropped under a lookup. A lookup
+/// with a stale handle pins a reused slot for a moment and touches
+/// nothing: the generation differs. A pin lasts while a reference is
+/// taken, so the wait ends.
+pub struct Pinned<T> {
+    /// Readers inside a call with the object.
+    pins: AtomicU32,
+    /// The object while a handle to the slot is live.
+    object: UnsafeCell<Option<Arc<T>>>,
+}
+
+impl<T> Default for Pinned<T> {
+    fn default() -> Self {
+        Pinned {
+            pins: AtomicU32::new(0),
+            object: UnsafeCell::new(None),
+        }
+    }
+}
+
+// SAFETY: the object is written only by the hand-out that owns the vacant
+// slot (before the generation is published) and by the vacate of the one
+// free that won the generation (once no reader is pinned); it is read only
+// by pinned readers that found the generation live, which both exclude.
+// What it holds is shared across threads as an `Arc<T>`, so `T` must be
+// Send and Sync.
+unsafe impl<T: Send + Sync> Sync for Pinned<T> {}
+
+impl<T: Send + Sync + 'static> Reusable for Pinned<T> {
+    fn reset(&self) {}
+
+    fn vacate(&self) {
+        // Pairs with the readers' Release unpins: what they did with the
+        // object happens before it is dropped here.
+        while self.pins.load(Ordering::SeqCst) != 0 {
+            std::thread::yield_now();
+        }
+        // SAFETY: the generation has moved on (this free won it), so no
+        // reader pins and reads from now on, and none is pinned: the object
+        // is this thread's alone until the slot is handed out again, which
+        // comes after this free pushes it on the vacant list.
+        let object = unsafe { (*self.object.get()).take() };
+        drop(object);
+    }
+}
+
+/// Unpins a slot when a read ends (unwinding too).
+struct Pin<'a>(&'a AtomicU32);
+
+impl Drop for Pin<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// A remembered object of a [`Pinned`] table: its handle, its slot's
+/// generation word and a reference of this thread's to it.
+type Recalled<T> = (usize, &'static AtomicU32, Arc<T>);
+
+/// A thread's last looked-up objects of a [`Pinned`] table, each with a
+/// reference of its own: found again with no atomic read-modify-write (a
+/// pin costs two, each dearer than the rest of a lookup), and still live
+/// while the slot's generation is the handle's. The reference keeps the
+/// object alive, not the handle: a handle freed meanwhile is refused.
+pub struct Recent<T> {
+    entries: [Option<Recalled<T>>; REMEMBERED],
+    /// The entry the next object goes to when none is free or stale.
+    next: usize,
+}
+
+impl<T> Recent<T> {
+    /// Remembers nothing.
+    pub const fn new() -> RefCell<Recent<T>> {
+        RefCell::new(Recent {
+            entries: [const { None }; REMEMBERED],
+            next: 0,
+        })
+    }
+
+    /// Remembers `entry` in place of one whose handle was freed, a free
+    /// one, or the oldest; returns what it no longer remembers, to be
+    /// dropped outside the borrow.
+    fn remember(&mut self, entry: Recalled<T>) -> [Option<Recalled<T>>; REMEMBERED] {
+        let mut dropped = [const { None }; REMEMBERED];
+        let mut free = None;
+        for (i, slot) in self.entries.iter_mut().enumerate() {
+            if slot.as_ref().is_some_and(|(raw, generation, _)| {
+                *raw == entry.0 || generation.load(Ordering::Acquire) != generation_of(*raw)
+            }) {
+                dropped[i] = slot.take();
+            }
+            if slot.is_none() && free.is_none() {
+                free = Some(i);
+            }
+        }
+        let i = free.unwrap_or_else(|| {
+            let i = self.next;
+            self.next = (i + 1) % REMEMBERED;
+            dropped[i] = self.entries[i].take();
+            i
+        });
+        self.entries[i] = Some(entry);
+        dropped
+    }
+}
+
+/// The generation a slot handle was handed out under.
+#[inline(always)]
+fn generation_of(raw: usize) -> u32 {
+    ((raw & KEY_MASK) >> SLOT_INDEX_BITS) as u32
+}
+
+impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
+    /// Hands `object` out under a new handle of kind `kind`, remembered on
+    /// this thread (the caller uses a new handle at once, on the thread
+    /// that made it); `None` when every index is in use.
+    pub fn insert_shared(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        kind: u8,
+        object: Arc<T>,
+    ) -> Option<usize> {
+        let remembered = Arc::clone(&object);
+        let raw = self.insert(kind, |slot| {
+            // SAFETY: the slot is vacant and this hand-out owns it (popped
+            // under the vacant list's lock, or never used): no reader reads
+            // the object until the generation published after this write
+            // says the handle is live, and the vacate of its last free has
+            // already run.
+            unsafe { *slot.object.get() = Some(object) }
+        })?;
+        let slot = self.slot(raw & SLOT_INDEX_MASK)?;
+        remember(recent, (raw, &slot.generation, remembered));
+        Some(raw)
+    }
+
+    /// `f` on the object behind a live handle, with the ABI's error for a
+    /// handle not found (NULL, another kind, freed, never handed out).
+    /// `name` names the kind. A handle this thread remembers (the common
+    /// case: a frontend's calls name the same few handles) is found with
+    /// loads only; the others are looked up in their slot under a pin.
+    #[inline(always)]
+    pub fn with_shared<H, R>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+        f: impl FnOnce(&Arc<T>) -> R,
+    ) -> Result<R, AbiError> {
+        let raw = handle as usize;
+        let mut f = Some(f);
+        let hit = recent.try_with(|recent| {
+            let recent = recent.try_borrow().ok()?;
+            let (_, generation, object) = recent
+                .entries
+                .iter()
+                .flatten()
+                .find(|(h, _, _)| *h == raw)?;
+            if generation.load(Ordering::Acquire) != generation_of(raw) {
+                return None;
+            }
+            f.take().map(|f| f(object))
+        });
+        if let Ok(Some(result)) = hit {
+            return Ok(result);
+        }
+        let object = self.looked_up(recent, handle, kind, name)?;
+        match f {
+            Some(f) => Ok(f(&object)),
+            // `f` runs at most once, and only a hit takes it.
+            None => Err(AbiError::Internal(format!(
+                "the {name} handle was looked up twice"
+            ))),
+        }
+    }
+
+    /// The object behind a handle this thread does not remember, from its
+    /// slot under a pin; remembered from now on.
+    #[cold]
+    #[inline(never)]
+    fn looked_up<H>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+    ) -> Result<Arc<T>, AbiError> {
+        let raw = handle as usize;
+        if raw >> KIND_SHIFT != usize::from(kind) {
+            return Err(not_found(raw, kind, name));
+        }
+        let generation = generation_of(raw);
+        let Some(slot) = self.slot(raw & SLOT_INDEX_MASK) else {
+            return Err(not_found(raw, kind, name));
+        };
+        let object = {
+            slot.value.pins.fetch_add(1, Ordering::SeqCst);
+            let _pin = Pin(&slot.value.pins);
+            if generation & 1 == 0 || slot.generation.load(Ordering::SeqCst) != generation {
+                return Err(not_found(raw, kind, name));
+            }
+            // SAFETY: pinned, and the handle live after the pin: the object
+            // was written before its generation was published (this load saw
+            // that store), and no free can let go of it until this pin is
+            // dropped.
+            match unsafe { &*slot.value.object.get() } {
+                Some(object) => Arc::clone(object),
+                None => return Err(not_found(raw, kind, name)),
+            }
+        };
+        remember(recent, (raw, &slot.generation, Arc::clone(&object)));
+        Ok(object)
+    }
+
+    /// Frees the handle `handle` of kind `kind` (NULL is a no-op), with the
+    /// ABI's error for a handle not live; this thread forgets it. The slot
+    /// lets go of the object once no pinned lookup is using it; a thread
+    /// that remembers it keeps its own reference until it next remembers
+    /// another in its place.
+    pub fn release_shared<H>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+    ) -> Result<(), AbiError> {
+        self.release(handle, kind, name)?;
+        let raw = handle as usize;
+        let forgotten = recent
+            .try_with(|recent| {
+                let mut recent = recent.try_borrow_mut().ok()?;
+                recent
+                    .entries
+                    .iter_mut()
+                    .find(|e| e.as_ref().is_some_and(|(h, _, _)| *h == raw))
+                    .and_then(Option::take)
+            })
+            .ok()
+            .flatten();
+        drop(forgotten);
+        Ok(())
+    }
+}
+
+/// Remembers `entry` on this thread, unless its memory is in use (a lookup
+/// nested in another's `f`) or gone (the thread is ending).
+fn remember<T>(recent: &'static LocalKey<RefCell<Recent<T>>>, entry: Recalled<T>) {
+    let dropped = recent
+        .try_with(|recent| {
+            let mut recent = recent.try_borrow_mut().ok()?;
+            Some(recent.remember(entry))
+        })
+        .ok()
+        .flatten();
+    drop(dropped);
 }
 
 /// The error of a slot handle not found.
@@ -688,7 +934,7 @@ mod tests {
     #[test]
     fn several_handles_of_a_kind_are_remembered_and_each_refused_once_freed() {
         let handles: Vec<*mut u8> = (0..REMEMBERED as u32 + 2)
-            .map(|i| insert_remembered(Arc::new(Thing(i))).expect("inserts"))
+            .map(|i| insert(Arc::new(Thing(i))).expect("inserts"))
             .collect();
         // Looked up in turn, more of them than are remembered: each is found.
         for _ in 0..3 {
@@ -728,7 +974,8 @@ mod tests {
     #[test]
     fn an_object_freed_elsewhere_is_released_by_a_later_lookup_here() {
         let object = Arc::new(Thing(5));
-        let h: *mut u8 = insert_remembered(Arc::clone(&object)).expect("inserts");
+        let h: *mut u8 = insert(Arc::clone(&object)).expect("inserts");
+        assert_eq!(with::<Thing, u8, u32>(h, |t| t.0).expect("live"), 5);
         free_on_another_thread(h);
         // This thread still remembers it until its next slab lookup.
         let other: *mut u8 = insert(Arc::new(Thing(6))).expect("inserts");
@@ -957,6 +1204,199 @@ mod tests {
             assert!(CELLS.free(*h, 202));
             assert!(CELLS.get(*h, 202).is_none());
         }
+    }
+
+    std::thread_local! {
+        static RECENT_THINGS: RefCell<Recent<Thing>> = const { Recent::new() };
+    }
+
+    /// [`Slots::with_shared`] of a test's table of things.
+    fn read_thing(table: &'static Slots<Pinned<Thing>>, raw: usize) -> Result<u32, AbiError> {
+        table.with_shared(&RECENT_THINGS, raw as *const u8, 204, "thing", |t| t.0)
+    }
+
+    #[test]
+    fn a_pinned_handle_is_found_while_live_and_refused_once_freed() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        let object = Arc::new(Thing(4));
+        let h = SHARED
+            .insert_shared(&RECENT_THINGS, 204, Arc::clone(&object))
+            .expect("inserts");
+        assert_eq!(read_thing(&SHARED, h).expect("live"), 4);
+        // Another kind's tag, NULL, garbage, an index never handed out.
+        for bad in [
+            h ^ (1 << 57),
+            0,
+            0x1234,
+            h ^ (1 << 20),
+            h ^ (1 << SLOT_INDEX_BITS),
+        ] {
+            let read = read_thing(&SHARED, bad);
+            assert!(
+                matches!(read, Err(AbiError::InvalidHandle(_))),
+                "{bad:#x}: {read:?}"
+            );
+        }
+        // The slot's reference and this thread's.
+        assert_eq!(Arc::strong_count(&object), 3);
+        let p = h as *const u8;
+        SHARED
+            .release_shared(&RECENT_THINGS, p, 204, "thing")
+            .expect("frees");
+        // Let go of at the free, by the slot and this thread.
+        assert_eq!(Arc::strong_count(&object), 1);
+        assert!(matches!(
+            read_thing(&SHARED, h),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        assert!(matches!(
+            SHARED.release_shared(&RECENT_THINGS, p, 204, "thing"),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        SHARED
+            .release_shared(&RECENT_THINGS, std::ptr::null::<u8>(), 204, "thing")
+            .expect("NULL");
+        // The slot reused under a new generation: the old handle stays refused.
+        let again = SHARED
+            .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(5)))
+            .expect("inserts");
+        assert_eq!(again & SLOT_INDEX_MASK, h & SLOT_INDEX_MASK);
+        assert!(read_thing(&SHARED, h).is_err());
+        assert_eq!(read_thing(&SHARED, again).expect("live"), 5);
+        SHARED
+            .release_shared(&RECENT_THINGS, again as *const u8, 204, "thing")
+            .expect("frees");
+    }
+
+    #[test]
+    fn a_pinned_handle_freed_on_another_thread_is_refused_here_and_let_go_of() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        let object = Arc::new(Thing(8));
+        let h = SHARED
+            .insert_shared(&RECENT_THINGS, 204, Arc::clone(&object))
+            .expect("inserts");
+        let others: Vec<usize> = (0..REMEMBERED as u32 + 1)
+            .map(|i| {
+                SHARED
+                    .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(100 + i)))
+                    .expect("inserts")
+            })
+            .collect();
+        // Remembered here, freed elsewhere: refused here at once.
+        assert_eq!(read_thing(&SHARED, h).expect("live"), 8);
+        std::thread::spawn(move || {
+            SHARED
+                .release_shared(&RECENT_THINGS, h as *const u8, 204, "thing")
+                .expect("frees")
+        })
+        .join()
+        .expect("joins");
+        assert!(matches!(
+            read_thing(&SHARED, h),
+            Err(AbiError::InvalidHandle(_))
+        ));
+        // This thread's reference goes once others take its place.
+        for (i, other) in others.iter().enumerate() {
+            assert_eq!(read_thing(&SHARED, *other).expect("live"), 100 + i as u32);
+        }
+        assert_eq!(
+            Arc::strong_count(&object),
+            1,
+            "the freed object is let go of"
+        );
+        for other in others {
+            SHARED
+                .release_shared(&RECENT_THINGS, other as *const u8, 204, "thing")
+                .expect("frees");
+        }
+    }
+
+    #[test]
+    fn a_free_waits_for_a_pinned_lookup() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        let h = SHARED.insert(204, |slot| {
+            // SAFETY: the slot is vacant and this hand-out owns it.
+            unsafe { *slot.object.get() = Some(Arc::new(Thing(9))) }
+        });
+        let h = h.expect("inserts");
+        let slot = SHARED.slot(h & SLOT_INDEX_MASK).expect("made");
+        // A lookup on another thread between its pin and its unpin.
+        slot.value.pins.fetch_add(1, Ordering::SeqCst);
+        use std::sync::atomic::AtomicBool;
+        let freed = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let freer = scope.spawn(|| {
+                assert!(SHARED.free(h, 204));
+                freed.store(true, Ordering::SeqCst);
+            });
+            for _ in 0..50 {
+                std::thread::yield_now();
+            }
+            assert!(!freed.load(Ordering::SeqCst), "let go of under a pin");
+            // SAFETY: pinned, and the free has not let go of the object.
+            assert_eq!(
+                unsafe { &*slot.value.object.get() }.as_ref().map(|t| t.0),
+                Some(9)
+            );
+            slot.value.pins.fetch_sub(1, Ordering::Release);
+            freer.join().expect("joins");
+        });
+        assert!(freed.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn pinned_reads_racing_frees_and_reuses_see_only_their_own_handles_object() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        const ROUNDS: u32 = if cfg!(miri) { 200 } else { 50_000 };
+        let first = SHARED
+            .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(1)))
+            .expect("inserts");
+        let current = AtomicU64::new(first as u64);
+        let handed = Mutex::new(std::collections::HashMap::from([(first as u64, 1u32)]));
+        use std::sync::atomic::AtomicBool;
+        let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let mut read = 0u32;
+                while !done.load(Ordering::Relaxed) {
+                    let h = current.load(Ordering::Relaxed);
+                    if let Ok(n) = read_thing(&SHARED, h as usize) {
+                        // The object read is the one handed out under `h`.
+                        let handed = handed.lock().unwrap_or_else(|e| e.into_inner());
+                        assert_eq!(handed.get(&h), Some(&n), "{h:#x} read {n}");
+                        read += 1;
+                        started.store(true, Ordering::Relaxed);
+                    }
+                }
+                read
+            });
+            while !started.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
+            for n in 2..ROUNDS {
+                let old = current.load(Ordering::Relaxed) as usize;
+                SHARED
+                    .release_shared(&RECENT_THINGS, old as *const u8, 204, "thing")
+                    .expect("frees");
+                let new = SHARED
+                    .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(n)))
+                    .expect("inserts");
+                handed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(new as u64, n);
+                current.store(new as u64, Ordering::Relaxed);
+            }
+            done.store(true, Ordering::Relaxed);
+            let read = reader
+                .join()
+                .expect("the reader saw only its handle's object");
+            assert!(read > 0);
+        });
+        let last = current.load(Ordering::Relaxed) as usize as *const u8;
+        SHARED
+            .release_shared(&RECENT_THINGS, last, 204, "thing")
+            .expect("frees");
     }
 
     #[test]

@@ -17,14 +17,14 @@
 use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
-use crate::handles::{self, handled};
+use crate::handles::{Pinned, Recent, Slots};
 use crate::printer::{Document, Target};
 use crate::text;
 use geist_engine::data::MAX_STREAM_DEPTH;
 use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 /// Opaque to C: `hegel_test_case_t`.
@@ -55,14 +55,15 @@ pub type Handback = Arc<Mutex<Option<Completed>>>;
 /// The state every handle of one test case shares.
 pub struct Family {
     /// Distinct for every family the library makes: handles kept in place
-    /// ([`handles::Slots`]) name their test case by it.
+    /// ([`Slots`]) name their test case by it.
     pub id: u64,
     state: Mutex<FamilyState>,
     completed: AtomicBool,
     handback: Option<Handback>,
     capture: bool,
-    /// The print document of drawn values and notes.
-    pub document: Arc<Document>,
+    /// The print document of drawn values and notes, made when first
+    /// needed (most test cases print nothing): see [`Family::document`].
+    document: OnceLock<Arc<Document>>,
     /// Whether a printer has fixed the document's width.
     width_configured: Mutex<Option<u64>>,
     started: Instant,
@@ -152,7 +153,7 @@ impl Family {
             completed: AtomicBool::new(false),
             handback,
             capture,
-            document: Document::new(),
+            document: OnceLock::new(),
             width_configured: Mutex::new(None),
             started: Instant::now(),
         })
@@ -160,6 +161,11 @@ impl Family {
 
     fn lock(&self) -> MutexGuard<'_, FamilyState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The print document of drawn values and notes.
+    pub fn document(&self) -> &Arc<Document> {
+        self.document.get_or_init(Document::new)
     }
 
     /// Whether the test case has been completed.
@@ -213,7 +219,28 @@ pub struct TestCaseHandle {
     busy: AtomicBool,
     completed_here: AtomicBool,
 }
-handled!(TestCaseHandle, 3, "test case");
+
+/// The kind tag of test case handles.
+const TEST_CASE_KIND: u8 = 3;
+const TEST_CASE_NAME: &str = "test case";
+
+/// Every test case handle, in place ([`Pinned`]): a state machine makes
+/// and frees a block handle at every step, and names a handle in every
+/// call.
+static TEST_CASES: Slots<Pinned<TestCaseHandle>> = Slots::new();
+
+std::thread_local! {
+    /// The test case handles this thread used last.
+    static RECENT: std::cell::RefCell<Recent<TestCaseHandle>> = const { Recent::new() };
+}
+
+/// Hands `handle` out to the caller.
+fn hand_out(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
+    TEST_CASES
+        .insert_shared(&RECENT, TEST_CASE_KIND, Arc::new(handle))
+        .map(|raw| raw as *mut hegel_test_case_t)
+        .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
+}
 
 /// Releases a handle's busy flag when a draw ends.
 struct Busy<'a>(&'a AtomicBool);
@@ -379,24 +406,22 @@ pub fn worker_prefix(family: &Family, worker: i64) -> Option<String> {
 
 /// The handle behind a pointer.
 pub fn handle(tc: *const hegel_test_case_t) -> AbiResult<Arc<TestCaseHandle>> {
-    handles::get::<TestCaseHandle, _>(tc)
+    TEST_CASES.with_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME, Arc::clone)
 }
 
-/// Runs `f` on the handle behind a pointer, without copying it out (see
-/// [`handles::with`]): the per-draw path, inlined as that is.
+/// Runs `f` on the handle behind a pointer, without copying it out: the
+/// per-draw path, inlined.
 #[inline(always)]
 pub fn with_handle<R>(
     tc: *const hegel_test_case_t,
     f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
 ) -> AbiResult<R> {
-    handles::with::<TestCaseHandle, _, _>(tc, f)?
+    TEST_CASES.with_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME, |tc| f(tc))?
 }
 
-/// Hands a new root handle onto `family` to the caller, remembered on this
-/// thread as it is made: the caller draws from it on the thread that asked
-/// for the test case (see [`handles::insert_remembered`]).
+/// Hands a new root handle onto `family` to the caller.
 pub fn hand_out_root(family: Arc<Family>) -> AbiResult<*mut hegel_test_case_t> {
-    handles::insert_remembered(Arc::new(TestCaseHandle::new(family, Target::Main, -1, 0)))
+    hand_out(TestCaseHandle::new(family, Target::Main, -1, 0))
 }
 
 /// Fixes the family document's width, or checks it agrees with the one fixed.
@@ -412,7 +437,7 @@ pub fn configure_width(family: &Family, width: Option<u64>) -> AbiResult {
         ))),
         _ => {
             *configured = Some(width);
-            family.document.set_width(width);
+            family.document().set_width(width);
             Ok(())
         }
     }
@@ -424,7 +449,9 @@ pub extern "C" fn hegel_test_case_free(
     ctx: *mut hegel_context_t,
     tc: *mut hegel_test_case_t,
 ) -> hegel_result_t {
-    guard(ctx, || handles::free::<TestCaseHandle, _>(tc).map(drop))
+    guard(ctx, || {
+        TEST_CASES.release_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME)
+    })
 }
 
 /// Whether the engine stamped this test case for capture.
@@ -454,7 +481,7 @@ pub extern "C" fn hegel_test_case_clone(
         let stream = source.fork()?;
         let region = source
             .family
-            .document
+            .document()
             .deferred(source.region)
             .unwrap_or(Target::Dead);
         let clone = TestCaseHandle::new(
@@ -463,11 +490,7 @@ pub extern "C" fn hegel_test_case_clone(
             source.worker.load(Ordering::Acquire),
             stream,
         );
-        write(
-            out_test_case,
-            handles::insert(Arc::new(clone))?,
-            "out_test_case",
-        )
+        write(out_test_case, hand_out(clone)?, "out_test_case")
     })
 }
 
@@ -488,7 +511,7 @@ pub extern "C" fn hegel_test_case_block(
                 .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
             let region = source
                 .family
-                .document
+                .document()
                 .block(source.region, indent)
                 .unwrap_or(Target::Dead);
             Ok(TestCaseHandle::new(
@@ -498,11 +521,7 @@ pub extern "C" fn hegel_test_case_block(
                 source.stream,
             ))
         })?;
-        write(
-            out_test_case,
-            handles::insert_remembered(Arc::new(block))?,
-            "out_test_case",
-        )
+        write(out_test_case, hand_out(block)?, "out_test_case")
     })
 }
 
@@ -725,7 +744,7 @@ pub extern "C" fn hegel_note(
         let note = unsafe { text::text(text_, "text")? };
         let prefix = tc.line_prefix();
         tc.family
-            .document
+            .document()
             .note(tc.region, note, prefix.as_deref())
             .map_err(crate::printer::to_abi)
     })

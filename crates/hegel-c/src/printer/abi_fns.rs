@@ -197,7 +197,7 @@ pub extern "C" fn hegel_test_case_printer(
         test_case::configure_width(&tc.family, width_of(options)?)?;
         hand_out(
             PrinterHandle {
-                document: Arc::clone(&tc.family.document),
+                document: Arc::clone(tc.family.document()),
                 target: tc.region,
                 root: tc.region == Target::Main,
                 busy: AtomicBool::new(false),

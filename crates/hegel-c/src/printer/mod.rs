@@ -115,6 +115,10 @@ struct State {
     width: usize,
     /// Region 0 is the body.
     regions: Vec<Region>,
+    /// Blocks opened and not yet made (see [`Document::block`]): each one's
+    /// target and indentation, in the order they were opened; block
+    /// `regions.len() + i` is the `i`-th.
+    pending_blocks: Vec<(Target, usize)>,
     /// Groups open in the body's committed commands.
     open_groups: isize,
     unresolved: bool,
@@ -137,6 +141,7 @@ impl Document {
                     begins_line: true,
                     ..Region::default()
                 }],
+                pending_blocks: Vec::new(),
                 open_groups: 0,
                 unresolved: false,
                 sealed: false,
@@ -145,8 +150,15 @@ impl Document {
         })
     }
 
+    /// The document's state, with every pending block made first: whatever
+    /// a caller does with it sees the document as if each block had been
+    /// opened when asked for.
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !state.pending_blocks.is_empty() {
+            state.make_pending_blocks();
+        }
+        state
     }
 
     /// Sets the width the document is laid out at.
@@ -184,8 +196,32 @@ impl Document {
     }
 
     /// Opens an indented block at the target's current position.
+    ///
+    /// The block is only noted here, and made (its region opened, a splice
+    /// recorded in the target) when anything next reads or changes the
+    /// document, before that happens ([`Document::lock`]): the document is
+    /// then exactly as it was when the block was asked for, so the block
+    /// comes out the same. A state machine's frontend opens a block at every
+    /// step, most of them in documents never printed and never touched
+    /// again, where they are never made at all.
     pub fn block(&self, target: Target, indent: usize) -> Result<Target, PrinterError> {
-        self.lock().open_region(target, indent)
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let made = state.regions.len();
+        let id = made + state.pending_blocks.len();
+        // The checks `open_region` makes of its target now; a pending
+        // block is live (nothing has happened since it was asked for).
+        let live = !state.sealed
+            && match target {
+                Target::Main => true,
+                Target::Region(i) if i < made => !state.regions[i].dead,
+                Target::Region(i) => i < id,
+                Target::Dead => false,
+            };
+        if !live {
+            return Err(PrinterError::Dead);
+        }
+        state.pending_blocks.push((target, indent));
+        Ok(Target::Region(id))
     }
 
     /// Opens a speculative draft on the target.
@@ -312,6 +348,18 @@ impl State {
         }
         self.regions[index].ops.push(op);
         Ok(())
+    }
+
+    /// Makes the pending blocks, in the order they were asked for.
+    #[cold]
+    #[inline(never)]
+    fn make_pending_blocks(&mut self) {
+        for (target, indent) in std::mem::take(&mut self.pending_blocks) {
+            // Cannot fail: each target was live when the block was asked
+            // for, and nothing but the blocks before it happened since.
+            let made = self.open_region(target, indent);
+            debug_assert_eq!(made, Ok(Target::Region(self.regions.len() - 1)));
+        }
     }
 
     fn open_region(&mut self, target: Target, indent: usize) -> Result<Target, PrinterError> {
@@ -556,6 +604,75 @@ mod tests {
         doc.note(block, "a\nb", Some("[w] ")).unwrap();
         doc.resolve().unwrap();
         assert_eq!(doc.value().unwrap(), "Step 1: {\n[w]     a\n[w]     b\n}\n");
+    }
+
+    /// A document built by `build`, its blocks made when asked for (as if
+    /// eagerly: a read after each) or when next needed.
+    fn blocks_made(
+        eagerly: bool,
+        build: impl Fn(&dyn Fn(Target, usize) -> Target, &Document),
+    ) -> String {
+        let doc = Document::new();
+        let block = |target: Target, indent: usize| {
+            let block = doc.block(target, indent).unwrap_or(Target::Dead);
+            if eagerly {
+                doc.is_live(Target::Main);
+            }
+            block
+        };
+        build(&block, &doc);
+        doc.resolve().ok();
+        doc.value().unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_block_comes_out_the_same_whenever_it_is_made() {
+        let build = |block: &dyn Fn(Target, usize) -> Target, doc: &Document| {
+            doc.note(Target::Main, "Step 1: {", None).unwrap();
+            let outer = block(Target::Main, 4);
+            // Blocks of pending blocks, and blocks nobody writes to.
+            let inner = block(outer, 2);
+            block(inner, 2);
+            let unused = block(Target::Main, 4);
+            doc.note(Target::Main, "}", None).unwrap();
+            doc.note(inner, "x = 1", None).unwrap();
+            doc.record(outer, Op::Text("y".into())).unwrap();
+            let late = block(outer, 8);
+            doc.note(late, "late", Some("[w] ")).unwrap();
+            doc.note(unused, "", None).unwrap();
+            let speculative = {
+                doc.begin_speculative(Target::Main).unwrap();
+                let b = block(Target::Main, 2);
+                doc.abort_speculative(Target::Main).unwrap();
+                b
+            };
+            assert_eq!(doc.note(speculative, "gone", None), Err(PrinterError::Dead));
+        };
+        let eager = blocks_made(true, build);
+        assert_eq!(blocks_made(false, build), eager);
+        assert!(eager.contains("x = 1") && eager.contains("late"), "{eager}");
+        // Nothing written: no blocks in the output either way.
+        let quiet = |block: &dyn Fn(Target, usize) -> Target, _: &Document| {
+            for _ in 0..40 {
+                block(block(Target::Main, 2), 2);
+            }
+        };
+        assert_eq!(blocks_made(false, quiet), blocks_made(true, quiet));
+        // A sealed document or a dead target gives a dead block.
+        let doc = Document::new();
+        let block = doc.block(Target::Main, 2).unwrap();
+        assert_eq!(doc.value(), Err(PrinterError::Unresolved));
+        doc.resolve().unwrap();
+        assert_eq!(doc.block(Target::Main, 2), Err(PrinterError::Dead));
+        assert_eq!(doc.block(block, 2), Err(PrinterError::Dead));
+        assert_eq!(
+            Document::new().block(Target::Region(1), 2),
+            Err(PrinterError::Dead)
+        );
+        assert_eq!(
+            Document::new().block(Target::Dead, 2),
+            Err(PrinterError::Dead)
+        );
     }
 
     #[test]
