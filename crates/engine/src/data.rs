@@ -7,7 +7,8 @@
 
 use crate::charset::CharSet;
 use crate::choice::{
-    ChoiceNode, ChoiceValue, Constraints, FloatConstraints, IntegerConstraints, SizeConstraints,
+    ChoiceNode, ChoiceValue, CompactIntegerConstraints, Constraints, FloatConstraints,
+    IntegerConstraints, PreparedIntegerConstraints, SizeConstraints,
 };
 use crate::random::Source;
 use std::sync::Arc;
@@ -145,6 +146,10 @@ pub struct TestData {
     /// An empty vector for the next [`Collection`] that keeps copy sources
     /// (a finished collection leaves its own here for the next).
     spare_copy_sources: Vec<(usize, usize)>,
+    /// The integer constraints too wide to be held in line that were last
+    /// drawn with: the next choice drawn with the same ones shares them
+    /// ([`CompactIntegerConstraints::Wide`]) rather than allocating again.
+    last_wide_integer: Option<Arc<IntegerConstraints>>,
 }
 
 /// How many open spans carry each label: whether a span opens inside one
@@ -270,6 +275,7 @@ impl TestData {
             stamped: false,
             recent_integers: Vec::new(),
             spare_copy_sources: Vec::new(),
+            last_wide_integer: None,
         }
     }
 
@@ -309,6 +315,7 @@ impl TestData {
             stamped,
             recent_integers,
             spare_copy_sources: _,
+            last_wide_integer: _,
         } = self;
         let mut old_prefix = std::mem::replace(old_prefix, prefix);
         old_prefix.clear();
@@ -571,21 +578,24 @@ impl TestData {
         {
             self.recent_integers.push(v);
         }
-        // The node is written straight into the vector's room: a `push` of
-        // it builds it on the stack twice (around the call that may grow the
-        // vector) and copies its 128 bytes each time.
+        // The node is written straight into the vector's room, field by
+        // field: a `push` of it builds it on the stack twice (around the call
+        // that may grow the vector) and copies it each time.
         if self.nodes.len() == self.nodes.capacity() {
             self.nodes.reserve(1);
         }
         let index = self.nodes.len();
-        self.nodes.spare_capacity_mut()[0].write(ChoiceNode {
-            constraints,
-            value,
-            forced,
-        });
-        // SAFETY: the element at `index`, the first spare one, was written
-        // just above, so the first `index + 1` elements are initialised.
-        unsafe { self.nodes.set_len(index + 1) };
+        let slot = self.nodes.spare_capacity_mut()[0].as_mut_ptr();
+        // SAFETY: `slot` points to the first spare element, in the vector's
+        // allocation and not aliased; each field is written in place (no
+        // node is built elsewhere and copied), so after the three writes the
+        // element is initialised, and so are the first `index + 1`.
+        unsafe {
+            std::ptr::addr_of_mut!((*slot).constraints).write(constraints);
+            std::ptr::addr_of_mut!((*slot).value).write(value);
+            std::ptr::addr_of_mut!((*slot).forced).write(forced);
+            self.nodes.set_len(index + 1);
+        }
         Ok(&self.nodes[index].value)
     }
 
@@ -661,27 +671,81 @@ impl TestData {
         self.prefix.get(self.nodes.len())
     }
 
+    /// `c` as a choice records it: in line when it fits, else shared with
+    /// the last choice drawn with the same wide constraints.
+    #[inline]
+    fn compact_integer(&mut self, c: &IntegerConstraints) -> CompactIntegerConstraints {
+        match CompactIntegerConstraints::narrow(c) {
+            Some(narrow) => narrow,
+            None => self.wide_integer(c),
+        }
+    }
+
+    #[cold]
+    fn wide_integer(&mut self, c: &IntegerConstraints) -> CompactIntegerConstraints {
+        let shared = match &self.last_wide_integer {
+            Some(last) if **last == *c => last.clone(),
+            _ => {
+                let new = Arc::new(*c);
+                self.last_wide_integer = Some(new.clone());
+                new
+            }
+        };
+        CompactIntegerConstraints::Wide(shared)
+    }
+
     /// Draws an integer.
     pub fn draw_integer(&mut self, c: IntegerConstraints) -> Result<i128, StopTest> {
+        self.draw_integer_with(&c, |data| data.compact_integer(&c))
+    }
+
+    /// Draws an integer with constraints prepared for it (a schema's, or a
+    /// caller's that draws with the same ones many times): nothing is
+    /// converted per draw.
+    pub fn draw_prepared_integer(
+        &mut self,
+        c: &PreparedIntegerConstraints,
+    ) -> Result<i128, StopTest> {
+        self.draw_integer_with(c.constraints(), |_| c.compact().clone())
+    }
+
+    /// Draws an integer under `c`, recorded with `compact()`'s form of it.
+    #[inline(always)]
+    fn draw_integer_with(
+        &mut self,
+        c: &IntegerConstraints,
+        compact: impl FnOnce(&mut TestData) -> CompactIntegerConstraints,
+    ) -> Result<i128, StopTest> {
         // The common cases first: a fresh draw, which is always permitted,
         // and a replayed value that fits (as `choose` makes them).
         if self.is_active()
             && self.nodes.len() < self.max_choices
             && let Some((source, recent)) = self.fresh_source()
         {
-            let v = crate::random::integer_value(source, &c, recent);
+            let v = crate::random::integer_value(source, c, recent);
             debug_assert!(c.permits(v), "{v} under {c:?}");
-            self.push_choice(Constraints::Integer(c), ChoiceValue::Integer(v), false)?;
+            let compact = compact(self);
+            self.push_choice(
+                Constraints::Integer(compact),
+                ChoiceValue::Integer(v),
+                false,
+            )?;
             return Ok(v);
         }
         if let Some(&ChoiceValue::Integer(v)) = self.prefix_value()
             && c.permits(v)
         {
             self.splice.pop_front();
-            self.push_choice(Constraints::Integer(c), ChoiceValue::Integer(v), false)?;
+            let compact = compact(self);
+            self.push_choice(
+                Constraints::Integer(compact),
+                ChoiceValue::Integer(v),
+                false,
+            )?;
             return Ok(v);
         }
-        match self.choose(Constraints::Integer(c), None, crate::random::integer)? {
+        let compact = compact(self);
+        match self.choose(Constraints::Integer(compact), None, crate::random::integer)? {
             ChoiceValue::Integer(v) => Ok(*v),
             _ => unreachable!("integer constraints produce integers"),
         }
@@ -689,8 +753,9 @@ impl TestData {
 
     /// Records a forced integer choice.
     pub fn force_integer(&mut self, c: IntegerConstraints, v: i128) -> Result<i128, StopTest> {
+        let compact = self.compact_integer(&c);
         self.choose(
-            Constraints::Integer(c),
+            Constraints::Integer(compact),
             Some(ChoiceValue::Integer(v)),
             crate::random::integer,
         )?;

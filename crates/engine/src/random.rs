@@ -272,7 +272,7 @@ pub fn integer(source: &mut Source, c: &Constraints, recent: &[i128]) -> ChoiceV
     let Constraints::Integer(ic) = c else {
         return c.simplest();
     };
-    ChoiceValue::Integer(integer_value(source, ic, recent))
+    ChoiceValue::Integer(integer_value(source, &ic.get(), recent))
 }
 
 /// An integer the constraints permit, drawn as [`integer`] draws it.
@@ -844,7 +844,7 @@ mod tests {
     #[test]
     fn generated_integers_fit_bounds_and_vary() {
         let mut source = Source::from_seed(1);
-        let c = Constraints::Integer(IntegerConstraints::bounded(-1000, 1_000_000));
+        let c = Constraints::integer(IntegerConstraints::bounded(-1000, 1_000_000));
         let mut seen = std::collections::HashSet::new();
         for _ in 0..1000 {
             let v = integer(&mut source, &c, &[]);
@@ -861,7 +861,7 @@ mod tests {
     #[test]
     fn a_narrow_range_is_drawn_nearly_uniformly() {
         let mut source = Source::from_seed(3);
-        let c = Constraints::Integer(IntegerConstraints::bounded(0, 10_000));
+        let c = Constraints::integer(IntegerConstraints::bounded(0, 10_000));
         let values: Vec<ChoiceValue> = (0..1000).map(|_| integer(&mut source, &c, &[])).collect();
         let distinct: std::collections::HashSet<_> = values.iter().collect();
         let small = values
@@ -971,7 +971,7 @@ mod tests {
     /// values (long runs of one value), while one draw alone is as before.
     #[test]
     fn small_ranges_are_swarmed_per_test_case() {
-        let c = Constraints::Integer(IntegerConstraints::bounded(0, 2));
+        let c = Constraints::integer(IntegerConstraints::bounded(0, 2));
         let (mut one_value, mut all_values) = (0, 0);
         let mut first = [0u32; 3];
         for seed in 0..1000 {
@@ -1102,7 +1102,7 @@ mod tests {
     fn some_test_cases_draw_no_tiny_magnitudes() {
         // Twenty values of a wide range, none below 16: about one test
         // case in 300 when each value is tiny one time in four on its own.
-        let c = Constraints::Integer(IntegerConstraints::bounded(0, 1 << 120));
+        let c = Constraints::integer(IntegerConstraints::bounded(0, 1 << 120));
         let mut run = Source::from_seed(4);
         let none_tiny = (0..400)
             .filter(|_| {
