@@ -679,7 +679,11 @@ impl ChoiceValue {
             ChoiceValue::Boolean(_) => return 1,
             ChoiceValue::Float(_) => 8,
             ChoiceValue::Integer(i) => {
-                let bit_length = 128 - i.unsigned_abs().leading_zeros() as usize;
+                // An integer that fits an `i64` (nearly all) in 64-bit arithmetic.
+                let bit_length = match i64::try_from(*i) {
+                    Ok(small) => 64 - small.unsigned_abs().leading_zeros() as usize,
+                    Err(_) => 128 - i.unsigned_abs().leading_zeros() as usize,
+                };
                 1 + bit_length / 8
             }
             ChoiceValue::Bytes(bytes) => bytes.len(),

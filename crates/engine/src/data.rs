@@ -798,8 +798,9 @@ impl TestData {
         }
     }
 
-    /// Records a forced boolean choice.
-    #[inline]
+    /// Records a forced boolean choice. (Inlined into [`Collection::more`],
+    /// where every element of a collection with a minimum size forces one.)
+    #[inline(always)]
     pub fn force_boolean(&mut self, p: f64, v: bool) -> Result<bool, StopTest> {
         // As `choose` records a forced value, without its other cases.
         self.begin_choice()?;
