@@ -293,28 +293,13 @@ pub(crate) fn integer_value(source: &mut Source, c: &IntegerConstraints, recent:
 
 fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let roll = source.unit();
-    if roll < P_RECENT && !recent.is_empty() {
-        let v = recent[source.below(recent.len() as u64) as usize];
-        if c.permits(v) {
-            return v;
-        }
+    if roll < P_RECENT + P_BOUNDARY
+        && let Some(v) = recent_or_boundary(source, c, recent, roll)
+    {
+        return v;
     }
-    if roll < P_RECENT + P_BOUNDARY {
-        let candidates = [
-            c.min,
-            c.min,
-            c.max,
-            c.max,
-            Some(c.simplest()),
-            c.min.and_then(|m| m.checked_add(1)),
-            c.max.and_then(|m| m.checked_sub(1)),
-        ];
-        let k = source.below(candidates.len() as u64) as usize;
-        if let Some(v) = candidates[k]
-            && c.permits(v)
-        {
-            return v;
-        }
+    if c.min.is_none() && c.max.is_none() {
+        return unbounded_by_magnitude(source, c.shrink_towards);
     }
     let uniform = |source: &mut Source, min: i128, max: i128| {
         min.wrapping_add(source.up_to_u128(max.wrapping_sub(min) as u128) as i128)
@@ -351,6 +336,54 @@ fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128
         (Some(min), Some(max)) => uniform(source, min, max),
         _ => s,
     }
+}
+
+/// One time in ten (`roll` below [`P_RECENT`] + [`P_BOUNDARY`]): an
+/// integer drawn earlier in the test case, or a boundary, if the one picked
+/// is permitted; else the draw goes on as usual.
+#[cold]
+fn recent_or_boundary(
+    source: &mut Source,
+    c: &IntegerConstraints,
+    recent: &[i128],
+    roll: f64,
+) -> Option<i128> {
+    if roll < P_RECENT && !recent.is_empty() {
+        let v = recent[source.below(recent.len() as u64) as usize];
+        if c.permits(v) {
+            return Some(v);
+        }
+    }
+    let candidates = [
+        c.min,
+        c.min,
+        c.max,
+        c.max,
+        Some(c.simplest()),
+        c.min.and_then(|m| m.checked_add(1)),
+        c.max.and_then(|m| m.checked_sub(1)),
+    ];
+    let k = source.below(candidates.len() as u64) as usize;
+    candidates[k].filter(|&v| c.permits(v))
+}
+
+/// An unbounded integer by magnitude around `s`, the simplest value (as
+/// [`unswarmed_integer`] draws one for any range too wide to draw
+/// uniformly; every value is permitted, so only an overflow draws again).
+fn unbounded_by_magnitude(source: &mut Source, s: i128) -> i128 {
+    for _ in 0..8 {
+        let bits = pick_bits(source, None);
+        let magnitude = source.below_power_of_two(bits);
+        let v = if source.chance(0.5) {
+            s.checked_sub_unsigned(magnitude)
+        } else {
+            s.checked_add_unsigned(magnitude)
+        };
+        if let Some(v) = v {
+            return v;
+        }
+    }
+    s
 }
 
 /// Generates a choice of any kind, as generation draws it (no earlier values to reuse).
