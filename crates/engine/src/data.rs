@@ -146,10 +146,6 @@ pub struct TestData {
     /// An empty vector for the next [`Collection`] that keeps copy sources
     /// (a finished collection leaves its own here for the next).
     spare_copy_sources: Vec<(usize, usize)>,
-    /// The integer constraints too wide to be held in line that were last
-    /// drawn with: the next choice drawn with the same ones shares them
-    /// ([`CompactIntegerConstraints::Wide`]) rather than allocating again.
-    last_wide_integer: Option<Arc<IntegerConstraints>>,
 }
 
 /// How many open spans carry each label: whether a span opens inside one
@@ -275,7 +271,6 @@ impl TestData {
             stamped: false,
             recent_integers: Vec::new(),
             spare_copy_sources: Vec::new(),
-            last_wide_integer: None,
         }
     }
 
@@ -315,7 +310,6 @@ impl TestData {
             stamped,
             recent_integers,
             spare_copy_sources: _,
-            last_wide_integer: _,
         } = self;
         let mut old_prefix = std::mem::replace(old_prefix, prefix);
         old_prefix.clear();
@@ -672,26 +666,13 @@ impl TestData {
     }
 
     /// `c` as a choice records it: in line when it fits, else shared with
-    /// the last choice drawn with the same wide constraints.
+    /// the last choice drawn on this thread with the same wide constraints.
     #[inline]
     fn compact_integer(&mut self, c: &IntegerConstraints) -> CompactIntegerConstraints {
         match CompactIntegerConstraints::narrow(c) {
             Some(narrow) => narrow,
-            None => self.wide_integer(c),
+            None => wide_integer(c),
         }
-    }
-
-    #[cold]
-    fn wide_integer(&mut self, c: &IntegerConstraints) -> CompactIntegerConstraints {
-        let shared = match &self.last_wide_integer {
-            Some(last) if **last == *c => last.clone(),
-            _ => {
-                let new = Arc::new(*c);
-                self.last_wide_integer = Some(new.clone());
-                new
-            }
-        };
-        CompactIntegerConstraints::Wide(shared)
     }
 
     /// Draws an integer.
@@ -845,6 +826,31 @@ impl TestData {
             _ => unreachable!("string constraints produce strings"),
         }
     }
+}
+
+std::thread_local! {
+    /// The integer constraints too wide to be held in line that this thread
+    /// last drew with: the next choice drawn with the same ones shares them
+    /// ([`CompactIntegerConstraints::Wide`]) rather than allocating again (a
+    /// thread-local, not a field of [`TestData`], which a client swaps in
+    /// and out of its test cases by value).
+    static LAST_WIDE_INTEGER: std::cell::RefCell<Option<Arc<IntegerConstraints>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `c`, too wide to be held in line, behind an `Arc` shared with the last
+/// choice this thread drew with the same constraints.
+#[cold]
+fn wide_integer(c: &IntegerConstraints) -> CompactIntegerConstraints {
+    let shared = LAST_WIDE_INTEGER.with_borrow_mut(|last| match last {
+        Some(last) if **last == *c => last.clone(),
+        _ => {
+            let new = Arc::new(*c);
+            *last = Some(new.clone());
+            new
+        }
+    });
+    CompactIntegerConstraints::Wide(shared)
 }
 
 /// Empties `nodes`. Nearly every choice is a number or a boolean, which
@@ -1187,6 +1193,50 @@ fn solve_continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Integer constraints are recorded in line when they fit an `i64`; wider
+    /// ones behind an `Arc` that consecutive draws with them share, and the
+    /// values drawn are permitted either way.
+    #[test]
+    fn wide_integer_constraints_are_shared_by_consecutive_draws() {
+        let wide = IntegerConstraints::bounded(0, i128::from(u64::MAX));
+        let narrow = IntegerConstraints::bounded(-5, 5);
+        let mut data = TestData::generating(Vec::new(), Source::from_seed(7), 100);
+        for c in [wide, wide, narrow, wide] {
+            let v = data.draw_integer(c).expect("room for four choices");
+            assert!(c.permits(v), "{v} under {c:?}");
+        }
+        let recorded: Vec<&CompactIntegerConstraints> = data
+            .nodes
+            .iter()
+            .map(|node| match &node.constraints {
+                Constraints::Integer(c) => c,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let shared = |a: &CompactIntegerConstraints, b: &CompactIntegerConstraints| match (a, b) {
+            (CompactIntegerConstraints::Wide(a), CompactIntegerConstraints::Wide(b)) => {
+                Arc::ptr_eq(a, b)
+            }
+            _ => false,
+        };
+        assert!(shared(recorded[0], recorded[1]));
+        assert!(shared(recorded[1], recorded[3]));
+        assert!(matches!(
+            recorded[2],
+            CompactIntegerConstraints::Narrow { .. }
+        ));
+        assert_eq!(recorded[2].get(), narrow);
+        assert_eq!(recorded[3].get(), wide);
+        // Replayed, the same values come back under the same constraints.
+        let mut replay = TestData::replaying(data.choices(), 100);
+        for (c, node) in [wide, wide, narrow, wide].into_iter().zip(&data.nodes) {
+            let ChoiceValue::Integer(v) = node.value else {
+                panic!("{:?}", node.value)
+            };
+            assert_eq!(replay.draw_integer(c), Ok(v));
+        }
+    }
 
     #[test]
     fn spans_nested_too_deep_reject_the_test_case() {
