@@ -95,6 +95,211 @@ pub struct IntegerConstraints {
     pub shrink_towards: i128,
 }
 
+/// Integer constraints as a recorded choice holds them ([`Constraints::Integer`]):
+/// 32 bytes instead of [`IntegerConstraints`]' 80 (two `Option<i128>` and an
+/// `i128`), so that a [`ChoiceNode`] is 80 bytes, not 128. Every choice a
+/// test case makes is written into its record, read by the choice tree and
+/// copied by mutations and the shrinker; nearly every integer's bounds fit
+/// in an `i64` (a list's length, an index, an `i64` itself), and those are
+/// held in line. Bounds wider than that (a `u64`'s maximum, `i128`s) are
+/// held behind an [`Arc`], shared by the choices drawn with them.
+///
+/// The form is canonical (bounds that fit are always held in line, an
+/// absent bound as zero), so two are equal exactly when the constraints
+/// they hold are.
+#[derive(Debug, PartialEq)]
+pub enum CompactIntegerConstraints {
+    /// Bounds and the simplest value that fit in an `i64`.
+    Narrow {
+        /// The smallest permitted value, if `bounds` has one (else 0).
+        min: i64,
+        /// The largest permitted value, if `bounds` has one (else 0).
+        max: i64,
+        /// The simplest value (clamped into the bounds).
+        shrink_towards: i64,
+        /// Which of `min` and `max` are bounds.
+        bounds: IntegerBounds,
+    },
+    /// Constraints with a bound or simplest value outside the `i64` range.
+    Wide(Arc<IntegerConstraints>),
+}
+
+/// Which bounds a [`CompactIntegerConstraints::Narrow`] has. One byte with
+/// four values, so that the enum's tag fits in the rest of it: the whole
+/// is 32 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum IntegerBounds {
+    /// Unbounded.
+    Neither = 0,
+    /// Bounded below only.
+    Min = 1,
+    /// Bounded above only.
+    Max = 2,
+    /// Bounded on both sides.
+    Both = 3,
+}
+
+impl IntegerBounds {
+    #[inline]
+    fn of(has_min: bool, has_max: bool) -> IntegerBounds {
+        match (has_min, has_max) {
+            (false, false) => IntegerBounds::Neither,
+            (true, false) => IntegerBounds::Min,
+            (false, true) => IntegerBounds::Max,
+            (true, true) => IntegerBounds::Both,
+        }
+    }
+
+    #[inline]
+    fn has_min(self) -> bool {
+        self as u8 & 1 != 0
+    }
+
+    #[inline]
+    fn has_max(self) -> bool {
+        self as u8 & 2 != 0
+    }
+}
+
+impl CompactIntegerConstraints {
+    /// Unbounded, shrinking toward zero.
+    pub const UNBOUNDED: CompactIntegerConstraints = CompactIntegerConstraints::Narrow {
+        min: 0,
+        max: 0,
+        shrink_towards: 0,
+        bounds: IntegerBounds::Neither,
+    };
+
+    /// The in-line form of `c`, if its bounds and simplest value fit in an `i64`.
+    #[inline]
+    pub fn narrow(c: &IntegerConstraints) -> Option<CompactIntegerConstraints> {
+        let (min, max) = (c.min.unwrap_or(0), c.max.unwrap_or(0));
+        // Each fits when adding 2^63 leaves it below 2^64: one test of the
+        // high words of all three.
+        let offset = |v: i128| (v as u128).wrapping_add(1 << 63) >> 64;
+        (offset(min) | offset(max) | offset(c.shrink_towards) == 0).then(|| {
+            CompactIntegerConstraints::Narrow {
+                min: min as i64,
+                max: max as i64,
+                shrink_towards: c.shrink_towards as i64,
+                bounds: IntegerBounds::of(c.min.is_some(), c.max.is_some()),
+            }
+        })
+    }
+
+    /// The constraints held.
+    #[inline]
+    pub fn get(&self) -> IntegerConstraints {
+        match self {
+            CompactIntegerConstraints::Narrow {
+                min,
+                max,
+                shrink_towards,
+                bounds,
+            } => IntegerConstraints {
+                min: bounds.has_min().then_some(i128::from(*min)),
+                max: bounds.has_max().then_some(i128::from(*max)),
+                shrink_towards: i128::from(*shrink_towards),
+            },
+            CompactIntegerConstraints::Wide(c) => **c,
+        }
+    }
+
+    /// The simplest permitted value ([`IntegerConstraints::simplest`]).
+    #[inline]
+    pub fn simplest(&self) -> i128 {
+        self.get().simplest()
+    }
+
+    /// Whether `v` is permitted ([`IntegerConstraints::permits`]).
+    #[inline]
+    pub fn permits(&self, v: i128) -> bool {
+        self.get().permits(v)
+    }
+
+    /// Position of `v` in simplicity order ([`IntegerConstraints::index_of`]).
+    #[inline]
+    pub fn index_of(&self, v: i128) -> u128 {
+        self.get().index_of(v)
+    }
+
+    /// The value at `index` in simplicity order ([`IntegerConstraints::value_at`]).
+    #[inline]
+    pub fn value_at(&self, index: u128) -> Option<i128> {
+        self.get().value_at(index)
+    }
+}
+
+/// Written out: every recorded integer choice clones its constraints, and
+/// the derived clone copies the in-line form field by field.
+impl Clone for CompactIntegerConstraints {
+    #[inline]
+    fn clone(&self) -> Self {
+        match self {
+            // SAFETY: the in-line form holds only integers and a fieldless
+            // enum: a copy of its bytes is an equal value that owns nothing
+            // the original also owns.
+            CompactIntegerConstraints::Narrow { .. } => unsafe { std::ptr::read(self) },
+            CompactIntegerConstraints::Wide(c) => CompactIntegerConstraints::Wide(c.clone()),
+        }
+    }
+}
+
+/// Integer constraints prepared to be drawn with many times (a schema's):
+/// as the generator reads them and in the form a choice records them
+/// ([`CompactIntegerConstraints`]), made once, so that a draw converts
+/// nothing ([`crate::data::TestData::draw_prepared_integer`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreparedIntegerConstraints {
+    constraints: IntegerConstraints,
+    compact: CompactIntegerConstraints,
+}
+
+impl PreparedIntegerConstraints {
+    /// `c`, prepared.
+    pub fn new(c: IntegerConstraints) -> PreparedIntegerConstraints {
+        PreparedIntegerConstraints {
+            constraints: c,
+            compact: c.into(),
+        }
+    }
+
+    /// Bounded on both sides by `i64`s, shrinking toward zero (clamped):
+    /// [`IntegerConstraints::bounded`]'s, prepared without a conversion.
+    #[inline]
+    pub fn bounded_i64(min: i64, max: i64) -> PreparedIntegerConstraints {
+        PreparedIntegerConstraints {
+            constraints: IntegerConstraints::bounded(i128::from(min), i128::from(max)),
+            compact: CompactIntegerConstraints::Narrow {
+                min,
+                max,
+                shrink_towards: 0,
+                bounds: IntegerBounds::Both,
+            },
+        }
+    }
+
+    /// The constraints.
+    #[inline]
+    pub fn constraints(&self) -> &IntegerConstraints {
+        &self.constraints
+    }
+
+    /// Their recorded form.
+    #[inline]
+    pub fn compact(&self) -> &CompactIntegerConstraints {
+        &self.compact
+    }
+}
+
+impl From<IntegerConstraints> for CompactIntegerConstraints {
+    fn from(c: IntegerConstraints) -> CompactIntegerConstraints {
+        CompactIntegerConstraints::narrow(&c)
+            .unwrap_or_else(|| CompactIntegerConstraints::Wide(Arc::new(c)))
+    }
+}
+
 /// Constraints on a float choice.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FloatConstraints {
@@ -121,7 +326,7 @@ pub struct SizeConstraints {
 #[derive(Clone, Debug)]
 pub enum Constraints {
     /// An integer within bounds.
-    Integer(IntegerConstraints),
+    Integer(CompactIntegerConstraints),
     /// A float within bounds.
     Float(FloatConstraints),
     /// A boolean that is true with probability `p` when generated.
@@ -158,11 +363,12 @@ impl ChoiceNode {
     pub fn owns_nothing(&self) -> bool {
         // Every variant named, so that a new one is decided here.
         let constraints = match self.constraints {
-            Constraints::Integer(_)
+            Constraints::Integer(CompactIntegerConstraints::Narrow { .. })
             | Constraints::Float(_)
             | Constraints::Boolean { .. }
             | Constraints::Bytes(_) => true,
-            Constraints::String { .. } => false,
+            Constraints::Integer(CompactIntegerConstraints::Wide(_))
+            | Constraints::String { .. } => false,
         };
         let value = match self.value {
             ChoiceValue::Integer(_) | ChoiceValue::Float(_) | ChoiceValue::Boolean(_) => true,
@@ -473,7 +679,11 @@ impl ChoiceValue {
             ChoiceValue::Boolean(_) => return 1,
             ChoiceValue::Float(_) => 8,
             ChoiceValue::Integer(i) => {
-                let bit_length = 128 - i.unsigned_abs().leading_zeros() as usize;
+                // An integer that fits an `i64` (nearly all) in 64-bit arithmetic.
+                let bit_length = match i64::try_from(*i) {
+                    Ok(small) => 64 - small.unsigned_abs().leading_zeros() as usize,
+                    Err(_) => 128 - i.unsigned_abs().leading_zeros() as usize,
+                };
                 1 + bit_length / 8
             }
             ChoiceValue::Bytes(bytes) => bytes.len(),
@@ -495,6 +705,7 @@ impl ChoiceValue {
     pub fn simplicity_cmp(&self, other: &ChoiceValue, constraints: &Constraints) -> Ordering {
         match (self, other, constraints) {
             (ChoiceValue::Integer(a), ChoiceValue::Integer(b), Constraints::Integer(c)) => {
+                let c = c.get();
                 c.index_of(*a).cmp(&c.index_of(*b))
             }
             (ChoiceValue::Integer(a), ChoiceValue::Integer(b), _) => IntegerConstraints::UNBOUNDED
@@ -535,10 +746,16 @@ impl ChoiceValue {
 }
 
 impl Constraints {
+    /// Integer constraints, in the form a recorded choice holds them.
+    #[inline]
+    pub fn integer(c: IntegerConstraints) -> Constraints {
+        Constraints::Integer(c.into())
+    }
+
     /// Whether `value` is of this kind and permitted.
     pub fn permits(&self, value: &ChoiceValue) -> bool {
         match (self, value) {
-            (Constraints::Integer(c), ChoiceValue::Integer(v)) => c.permits(*v),
+            (Constraints::Integer(c), ChoiceValue::Integer(v)) => c.get().permits(*v),
             (Constraints::Float(c), ChoiceValue::Float(v)) => c.permits(*v),
             (Constraints::Boolean { p }, ChoiceValue::Boolean(v)) => {
                 if *v {
@@ -562,7 +779,7 @@ impl Constraints {
     /// The simplest permitted value.
     pub fn simplest(&self) -> ChoiceValue {
         match self {
-            Constraints::Integer(c) => ChoiceValue::Integer(c.simplest()),
+            Constraints::Integer(c) => ChoiceValue::Integer(c.get().simplest()),
             Constraints::Float(c) => ChoiceValue::Float(c.simplest()),
             Constraints::Boolean { p } => ChoiceValue::Boolean(*p >= 1.0),
             Constraints::Bytes(s) => ChoiceValue::Bytes(vec![0; s.min_size]),
@@ -583,8 +800,12 @@ impl Constraints {
     pub fn far_value(&self) -> ChoiceValue {
         match self {
             Constraints::Boolean { p } if *p > 0.0 => Some(ChoiceValue::Boolean(true)),
-            Constraints::Integer(c) => match (c.min, c.max) {
-                (Some(min), Some(max)) => c.value_at(max.abs_diff(min)).map(ChoiceValue::Integer),
+            Constraints::Integer(c) => match c.get() {
+                c @ IntegerConstraints {
+                    min: Some(min),
+                    max: Some(max),
+                    ..
+                } => c.value_at(max.abs_diff(min)).map(ChoiceValue::Integer),
                 _ => None,
             },
             Constraints::Float(c) => [c.max, c.min, f64::MAX, f64::MIN]
@@ -643,6 +864,72 @@ mod tests {
         for (value, size) in cases {
             assert_eq!(value.serialized_size(), size, "{value:?}");
         }
+    }
+
+    /// The point of [`CompactIntegerConstraints`]: a recorded choice is
+    /// 80 bytes (it was 128 with the integer constraints held as they are
+    /// drawn).
+    #[test]
+    fn a_choice_node_is_80_bytes() {
+        assert_eq!(std::mem::size_of::<CompactIntegerConstraints>(), 32);
+        assert_eq!(std::mem::size_of::<ChoiceNode>(), 80);
+    }
+
+    /// Bounds and simplest values that fit an `i64` are held in line, others
+    /// behind an `Arc`; either way the constraints come back as they went in.
+    #[test]
+    fn compact_integer_constraints_hold_what_they_are_given() {
+        let wide = i128::from(i64::MAX) + 1;
+        for (min, max, shrink_towards, narrow) in [
+            (None, None, 0, true),
+            (Some(-5), Some(9), 3, true),
+            (
+                Some(i128::from(i64::MIN)),
+                Some(i128::from(i64::MAX)),
+                0,
+                true,
+            ),
+            (Some(0), None, 0, true),
+            (None, Some(-1), -7, true),
+            (Some(0), Some(wide), 0, false),
+            (Some(-wide - 1), None, 0, false),
+            (None, None, wide, false),
+            (Some(i128::MIN), Some(i128::MAX), 0, false),
+        ] {
+            let c = IntegerConstraints {
+                min,
+                max,
+                shrink_towards,
+            };
+            let compact = CompactIntegerConstraints::from(c);
+            assert_eq!(
+                matches!(compact, CompactIntegerConstraints::Narrow { .. }),
+                narrow,
+                "{c:?}"
+            );
+            assert_eq!(compact.get(), c);
+            assert_eq!(compact, CompactIntegerConstraints::from(c));
+            // The in-line form is cloned as bytes, the other through its Arc.
+            let cloned = compact.clone();
+            assert_eq!(cloned, compact);
+            assert_eq!(cloned.get(), c);
+        }
+        assert_eq!(
+            PreparedIntegerConstraints::bounded_i64(i64::MIN, 7),
+            PreparedIntegerConstraints::new(IntegerConstraints::bounded(i128::from(i64::MIN), 7))
+        );
+        assert_ne!(
+            CompactIntegerConstraints::from(IntegerConstraints::bounded(0, 1)),
+            CompactIntegerConstraints::from(IntegerConstraints::bounded(0, 2))
+        );
+        assert_ne!(
+            CompactIntegerConstraints::from(IntegerConstraints {
+                min: Some(0),
+                max: None,
+                shrink_towards: 0
+            }),
+            CompactIntegerConstraints::from(IntegerConstraints::UNBOUNDED)
+        );
     }
 
     #[test]

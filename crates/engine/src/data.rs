@@ -7,7 +7,8 @@
 
 use crate::charset::CharSet;
 use crate::choice::{
-    ChoiceNode, ChoiceValue, Constraints, FloatConstraints, IntegerConstraints, SizeConstraints,
+    ChoiceNode, ChoiceValue, CompactIntegerConstraints, Constraints, FloatConstraints,
+    IntegerConstraints, PreparedIntegerConstraints, SizeConstraints,
 };
 use crate::random::Source;
 use std::sync::Arc;
@@ -571,21 +572,24 @@ impl TestData {
         {
             self.recent_integers.push(v);
         }
-        // The node is written straight into the vector's room: a `push` of
-        // it builds it on the stack twice (around the call that may grow the
-        // vector) and copies its 128 bytes each time.
+        // The node is written straight into the vector's room, field by
+        // field: a `push` of it builds it on the stack twice (around the call
+        // that may grow the vector) and copies it each time.
         if self.nodes.len() == self.nodes.capacity() {
             self.nodes.reserve(1);
         }
         let index = self.nodes.len();
-        self.nodes.spare_capacity_mut()[0].write(ChoiceNode {
-            constraints,
-            value,
-            forced,
-        });
-        // SAFETY: the element at `index`, the first spare one, was written
-        // just above, so the first `index + 1` elements are initialised.
-        unsafe { self.nodes.set_len(index + 1) };
+        let slot = self.nodes.spare_capacity_mut()[0].as_mut_ptr();
+        // SAFETY: `slot` points to the first spare element, in the vector's
+        // allocation and not aliased; each field is written in place (no
+        // node is built elsewhere and copied), so after the three writes the
+        // element is initialised, and so are the first `index + 1`.
+        unsafe {
+            std::ptr::addr_of_mut!((*slot).constraints).write(constraints);
+            std::ptr::addr_of_mut!((*slot).value).write(value);
+            std::ptr::addr_of_mut!((*slot).forced).write(forced);
+            self.nodes.set_len(index + 1);
+        }
         Ok(&self.nodes[index].value)
     }
 
@@ -661,27 +665,68 @@ impl TestData {
         self.prefix.get(self.nodes.len())
     }
 
+    /// `c` as a choice records it: in line when it fits, else shared with
+    /// the last choice drawn on this thread with the same wide constraints.
+    #[inline]
+    fn compact_integer(&mut self, c: &IntegerConstraints) -> CompactIntegerConstraints {
+        match CompactIntegerConstraints::narrow(c) {
+            Some(narrow) => narrow,
+            None => wide_integer(c),
+        }
+    }
+
     /// Draws an integer.
     pub fn draw_integer(&mut self, c: IntegerConstraints) -> Result<i128, StopTest> {
+        self.draw_integer_with(&c, |data| data.compact_integer(&c))
+    }
+
+    /// Draws an integer with constraints prepared for it (a schema's, or a
+    /// caller's that draws with the same ones many times): nothing is
+    /// converted per draw.
+    pub fn draw_prepared_integer(
+        &mut self,
+        c: &PreparedIntegerConstraints,
+    ) -> Result<i128, StopTest> {
+        self.draw_integer_with(c.constraints(), |_| c.compact().clone())
+    }
+
+    /// Draws an integer under `c`, recorded with `compact()`'s form of it.
+    #[inline(always)]
+    fn draw_integer_with(
+        &mut self,
+        c: &IntegerConstraints,
+        compact: impl FnOnce(&mut TestData) -> CompactIntegerConstraints,
+    ) -> Result<i128, StopTest> {
         // The common cases first: a fresh draw, which is always permitted,
         // and a replayed value that fits (as `choose` makes them).
         if self.is_active()
             && self.nodes.len() < self.max_choices
             && let Some((source, recent)) = self.fresh_source()
         {
-            let v = crate::random::integer_value(source, &c, recent);
+            let v = crate::random::integer_value(source, c, recent);
             debug_assert!(c.permits(v), "{v} under {c:?}");
-            self.push_choice(Constraints::Integer(c), ChoiceValue::Integer(v), false)?;
+            let compact = compact(self);
+            self.push_choice(
+                Constraints::Integer(compact),
+                ChoiceValue::Integer(v),
+                false,
+            )?;
             return Ok(v);
         }
         if let Some(&ChoiceValue::Integer(v)) = self.prefix_value()
             && c.permits(v)
         {
             self.splice.pop_front();
-            self.push_choice(Constraints::Integer(c), ChoiceValue::Integer(v), false)?;
+            let compact = compact(self);
+            self.push_choice(
+                Constraints::Integer(compact),
+                ChoiceValue::Integer(v),
+                false,
+            )?;
             return Ok(v);
         }
-        match self.choose(Constraints::Integer(c), None, crate::random::integer)? {
+        let compact = compact(self);
+        match self.choose(Constraints::Integer(compact), None, crate::random::integer)? {
             ChoiceValue::Integer(v) => Ok(*v),
             _ => unreachable!("integer constraints produce integers"),
         }
@@ -689,8 +734,9 @@ impl TestData {
 
     /// Records a forced integer choice.
     pub fn force_integer(&mut self, c: IntegerConstraints, v: i128) -> Result<i128, StopTest> {
+        let compact = self.compact_integer(&c);
         self.choose(
-            Constraints::Integer(c),
+            Constraints::Integer(compact),
             Some(ChoiceValue::Integer(v)),
             crate::random::integer,
         )?;
@@ -733,8 +779,9 @@ impl TestData {
         }
     }
 
-    /// Records a forced boolean choice.
-    #[inline]
+    /// Records a forced boolean choice. (Inlined into [`Collection::more`],
+    /// where every element of a collection with a minimum size forces one.)
+    #[inline(always)]
     pub fn force_boolean(&mut self, p: f64, v: bool) -> Result<bool, StopTest> {
         // As `choose` records a forced value, without its other cases.
         self.begin_choice()?;
@@ -779,6 +826,31 @@ impl TestData {
             _ => unreachable!("string constraints produce strings"),
         }
     }
+}
+
+std::thread_local! {
+    /// The integer constraints too wide to be held in line that this thread
+    /// last drew with: the next choice drawn with the same ones shares them
+    /// ([`CompactIntegerConstraints::Wide`]) rather than allocating again (a
+    /// thread-local, not a field of [`TestData`], which a client swaps in
+    /// and out of its test cases by value).
+    static LAST_WIDE_INTEGER: std::cell::RefCell<Option<Arc<IntegerConstraints>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `c`, too wide to be held in line, behind an `Arc` shared with the last
+/// choice this thread drew with the same constraints.
+#[cold]
+fn wide_integer(c: &IntegerConstraints) -> CompactIntegerConstraints {
+    let shared = LAST_WIDE_INTEGER.with_borrow_mut(|last| match last {
+        Some(last) if **last == *c => last.clone(),
+        _ => {
+            let new = Arc::new(*c);
+            *last = Some(new.clone());
+            new
+        }
+    });
+    CompactIntegerConstraints::Wide(shared)
 }
 
 /// Empties `nodes`. Nearly every choice is a number or a boolean, which
@@ -1121,6 +1193,50 @@ fn solve_continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Integer constraints are recorded in line when they fit an `i64`; wider
+    /// ones behind an `Arc` that consecutive draws with them share, and the
+    /// values drawn are permitted either way.
+    #[test]
+    fn wide_integer_constraints_are_shared_by_consecutive_draws() {
+        let wide = IntegerConstraints::bounded(0, i128::from(u64::MAX));
+        let narrow = IntegerConstraints::bounded(-5, 5);
+        let mut data = TestData::generating(Vec::new(), Source::from_seed(7), 100);
+        for c in [wide, wide, narrow, wide] {
+            let v = data.draw_integer(c).expect("room for four choices");
+            assert!(c.permits(v), "{v} under {c:?}");
+        }
+        let recorded: Vec<&CompactIntegerConstraints> = data
+            .nodes
+            .iter()
+            .map(|node| match &node.constraints {
+                Constraints::Integer(c) => c,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let shared = |a: &CompactIntegerConstraints, b: &CompactIntegerConstraints| match (a, b) {
+            (CompactIntegerConstraints::Wide(a), CompactIntegerConstraints::Wide(b)) => {
+                Arc::ptr_eq(a, b)
+            }
+            _ => false,
+        };
+        assert!(shared(recorded[0], recorded[1]));
+        assert!(shared(recorded[1], recorded[3]));
+        assert!(matches!(
+            recorded[2],
+            CompactIntegerConstraints::Narrow { .. }
+        ));
+        assert_eq!(recorded[2].get(), narrow);
+        assert_eq!(recorded[3].get(), wide);
+        // Replayed, the same values come back under the same constraints.
+        let mut replay = TestData::replaying(data.choices(), 100);
+        for (c, node) in [wide, wide, narrow, wide].into_iter().zip(&data.nodes) {
+            let ChoiceValue::Integer(v) = node.value else {
+                panic!("{:?}", node.value)
+            };
+            assert_eq!(replay.draw_integer(c), Ok(v));
+        }
+    }
 
     #[test]
     fn spans_nested_too_deep_reject_the_test_case() {

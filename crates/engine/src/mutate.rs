@@ -245,7 +245,7 @@ mod tests {
 
     fn int(v: i128) -> ChoiceNode {
         ChoiceNode {
-            constraints: Constraints::Integer(IntegerConstraints::bounded(0, 1000)),
+            constraints: Constraints::integer(IntegerConstraints::bounded(0, 1000)),
             value: ChoiceValue::Integer(v),
             forced: false,
         }
@@ -335,15 +335,15 @@ mod tests {
                 let v = r.below(3);
                 let (constraints, value) = match r.below(7) {
                     0 => (
-                        Constraints::Integer(IntegerConstraints::bounded(0, 1000)),
+                        Constraints::integer(IntegerConstraints::bounded(0, 1000)),
                         ChoiceValue::Integer(v as i128),
                     ),
                     1 => (
-                        Constraints::Integer(IntegerConstraints::bounded(0, 3)),
+                        Constraints::integer(IntegerConstraints::bounded(0, 3)),
                         ChoiceValue::Integer(v as i128),
                     ),
                     2 => (
-                        Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                        Constraints::integer(IntegerConstraints::UNBOUNDED),
                         ChoiceValue::Integer(v as i128),
                     ),
                     3 => (

@@ -272,7 +272,7 @@ pub fn integer(source: &mut Source, c: &Constraints, recent: &[i128]) -> ChoiceV
     let Constraints::Integer(ic) = c else {
         return c.simplest();
     };
-    ChoiceValue::Integer(integer_value(source, ic, recent))
+    ChoiceValue::Integer(integer_value(source, &ic.get(), recent))
 }
 
 /// An integer the constraints permit, drawn as [`integer`] draws it.
@@ -293,28 +293,13 @@ pub(crate) fn integer_value(source: &mut Source, c: &IntegerConstraints, recent:
 
 fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let roll = source.unit();
-    if roll < P_RECENT && !recent.is_empty() {
-        let v = recent[source.below(recent.len() as u64) as usize];
-        if c.permits(v) {
-            return v;
-        }
+    if roll < P_RECENT + P_BOUNDARY
+        && let Some(v) = recent_or_boundary(source, c, recent, roll)
+    {
+        return v;
     }
-    if roll < P_RECENT + P_BOUNDARY {
-        let candidates = [
-            c.min,
-            c.min,
-            c.max,
-            c.max,
-            Some(c.simplest()),
-            c.min.and_then(|m| m.checked_add(1)),
-            c.max.and_then(|m| m.checked_sub(1)),
-        ];
-        let k = source.below(candidates.len() as u64) as usize;
-        if let Some(v) = candidates[k]
-            && c.permits(v)
-        {
-            return v;
-        }
+    if c.min.is_none() && c.max.is_none() {
+        return unbounded_by_magnitude(source, c.shrink_towards);
     }
     let uniform = |source: &mut Source, min: i128, max: i128| {
         min.wrapping_add(source.up_to_u128(max.wrapping_sub(min) as u128) as i128)
@@ -351,6 +336,54 @@ fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128
         (Some(min), Some(max)) => uniform(source, min, max),
         _ => s,
     }
+}
+
+/// One time in ten (`roll` below [`P_RECENT`] + [`P_BOUNDARY`]): an
+/// integer drawn earlier in the test case, or a boundary, if the one picked
+/// is permitted; else the draw goes on as usual.
+#[cold]
+fn recent_or_boundary(
+    source: &mut Source,
+    c: &IntegerConstraints,
+    recent: &[i128],
+    roll: f64,
+) -> Option<i128> {
+    if roll < P_RECENT && !recent.is_empty() {
+        let v = recent[source.below(recent.len() as u64) as usize];
+        if c.permits(v) {
+            return Some(v);
+        }
+    }
+    let candidates = [
+        c.min,
+        c.min,
+        c.max,
+        c.max,
+        Some(c.simplest()),
+        c.min.and_then(|m| m.checked_add(1)),
+        c.max.and_then(|m| m.checked_sub(1)),
+    ];
+    let k = source.below(candidates.len() as u64) as usize;
+    candidates[k].filter(|&v| c.permits(v))
+}
+
+/// An unbounded integer by magnitude around `s`, the simplest value (as
+/// [`unswarmed_integer`] draws one for any range too wide to draw
+/// uniformly; every value is permitted, so only an overflow draws again).
+fn unbounded_by_magnitude(source: &mut Source, s: i128) -> i128 {
+    for _ in 0..8 {
+        let bits = pick_bits(source, None);
+        let magnitude = source.below_power_of_two(bits);
+        let v = if source.chance(0.5) {
+            s.checked_sub_unsigned(magnitude)
+        } else {
+            s.checked_add_unsigned(magnitude)
+        };
+        if let Some(v) = v {
+            return v;
+        }
+    }
+    s
 }
 
 /// Generates a choice of any kind, as generation draws it (no earlier values to reuse).
@@ -844,7 +877,7 @@ mod tests {
     #[test]
     fn generated_integers_fit_bounds_and_vary() {
         let mut source = Source::from_seed(1);
-        let c = Constraints::Integer(IntegerConstraints::bounded(-1000, 1_000_000));
+        let c = Constraints::integer(IntegerConstraints::bounded(-1000, 1_000_000));
         let mut seen = std::collections::HashSet::new();
         for _ in 0..1000 {
             let v = integer(&mut source, &c, &[]);
@@ -861,7 +894,7 @@ mod tests {
     #[test]
     fn a_narrow_range_is_drawn_nearly_uniformly() {
         let mut source = Source::from_seed(3);
-        let c = Constraints::Integer(IntegerConstraints::bounded(0, 10_000));
+        let c = Constraints::integer(IntegerConstraints::bounded(0, 10_000));
         let values: Vec<ChoiceValue> = (0..1000).map(|_| integer(&mut source, &c, &[])).collect();
         let distinct: std::collections::HashSet<_> = values.iter().collect();
         let small = values
@@ -971,7 +1004,7 @@ mod tests {
     /// values (long runs of one value), while one draw alone is as before.
     #[test]
     fn small_ranges_are_swarmed_per_test_case() {
-        let c = Constraints::Integer(IntegerConstraints::bounded(0, 2));
+        let c = Constraints::integer(IntegerConstraints::bounded(0, 2));
         let (mut one_value, mut all_values) = (0, 0);
         let mut first = [0u32; 3];
         for seed in 0..1000 {
@@ -1102,7 +1135,7 @@ mod tests {
     fn some_test_cases_draw_no_tiny_magnitudes() {
         // Twenty values of a wide range, none below 16: about one test
         // case in 300 when each value is tiny one time in four on its own.
-        let c = Constraints::Integer(IntegerConstraints::bounded(0, 1 << 120));
+        let c = Constraints::integer(IntegerConstraints::bounded(0, 1 << 120));
         let mut run = Source::from_seed(4);
         let none_tiny = (0..400)
             .filter(|_| {

@@ -35,7 +35,9 @@
 //! it (another value, another kind of choice) or changes what is known
 //! along it first turns the tail's choices up to there into nodes.
 
-use crate::choice::{ChoiceNode, ChoiceValue, Constraints, IntegerConstraints};
+use crate::choice::{
+    ChoiceNode, ChoiceValue, CompactIntegerConstraints, Constraints, IntegerConstraints,
+};
 use crate::random::Source;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -351,7 +353,10 @@ fn exactly_equal(a: &Constraints, b: &Constraints) -> bool {
 
 fn key_of(c: &Constraints) -> ConstraintsKey {
     match c {
-        Constraints::Integer(i) => ConstraintsKey::Integer(i.min, i.max, i.shrink_towards),
+        Constraints::Integer(i) => {
+            let i = i.get();
+            ConstraintsKey::Integer(i.min, i.max, i.shrink_towards)
+        }
         Constraints::Float(f) => {
             ConstraintsKey::Float(f.min.to_bits(), f.max.to_bits(), f.allow_nan, f.width)
         }
@@ -397,7 +402,10 @@ pub struct DataTree {
     /// The integer and the boolean kinds of choice (with their interned
     /// ids, [`UNKNOWN`] for none) [`DataTree::grow_tail`] met last: most
     /// tails are made of the kinds of the tail before.
-    last_tail_kinds: ((IntegerConstraints, ConstraintsId), (u64, ConstraintsId)),
+    last_tail_kinds: (
+        (CompactIntegerConstraints, ConstraintsId),
+        (u64, ConstraintsId),
+    ),
     /// Whether runs of new choices are kept as tails (always, but for the
     /// tests that check tails change nothing the tree answers).
     compress: bool,
@@ -422,7 +430,10 @@ impl Default for DataTree {
             recent: [UNKNOWN; RECENT_CONSTRAINTS],
             recent_next: 0,
             path: Vec::new(),
-            last_tail_kinds: ((IntegerConstraints::UNBOUNDED, UNKNOWN), (0, UNKNOWN)),
+            last_tail_kinds: (
+                (CompactIntegerConstraints::UNBOUNDED, UNKNOWN),
+                (0, UNKNOWN),
+            ),
             compress: true,
             last_end: None,
         }
@@ -435,8 +446,12 @@ fn permitted_values(constraints: &Constraints) -> Option<u128> {
     const COUNTED: u128 = 1 << 16;
     let n = match constraints {
         Constraints::Boolean { .. } => 2,
-        Constraints::Integer(c) => match (c.min, c.max) {
-            (Some(min), Some(max)) if max >= min => max.abs_diff(min).checked_add(1)?,
+        Constraints::Integer(c) => match c.get() {
+            IntegerConstraints {
+                min: Some(min),
+                max: Some(max),
+                ..
+            } if max >= min => max.abs_diff(min).checked_add(1)?,
             _ => return None,
         },
         Constraints::Bytes(size) | Constraints::String { size, .. } if size.max_size == 0 => 1,
@@ -484,7 +499,10 @@ pub(crate) fn same_kind(a: &Constraints, b: &Constraints) -> bool {
 
 fn describe(c: &Constraints) -> String {
     match c {
-        Constraints::Integer(i) => format!("an integer in [{:?}, {:?}]", i.min, i.max),
+        Constraints::Integer(i) => {
+            let i = i.get();
+            format!("an integer in [{:?}, {:?}]", i.min, i.max)
+        }
         Constraints::Float(f) => format!("a float in [{}, {}]", f.min, f.max),
         Constraints::Boolean { .. } => "a boolean".into(),
         Constraints::Bytes(s) => format!("bytes of length {}..={}", s.min_size, s.max_size),
@@ -933,7 +951,13 @@ impl DataTree {
         // Before those, the last integer's and the last boolean's kinds (a
         // collection of integers alternates the two), compared field by
         // field without a search; kept from tail to tail.
-        let (mut last_integer, mut last_boolean) = self.last_tail_kinds;
+        let (mut last_integer, mut last_boolean) = std::mem::replace(
+            &mut self.last_tail_kinds,
+            (
+                (CompactIntegerConstraints::UNBOUNDED, UNKNOWN),
+                (0, UNKNOWN),
+            ),
+        );
         for node in nodes {
             // (No kind met yet: its id is `UNKNOWN`, as for no match.)
             let same = match &node.constraints {
@@ -958,7 +982,7 @@ impl DataTree {
                     }
                 };
                 match &node.constraints {
-                    Constraints::Integer(c) => last_integer = (*c, id),
+                    Constraints::Integer(c) => last_integer = (c.clone(), id),
                     Constraints::Boolean { p } => last_boolean = (p.to_bits(), id),
                     _ => {}
                 }
@@ -1549,7 +1573,7 @@ mod tests {
 
     fn int(min: i128, v: i128) -> ChoiceNode {
         ChoiceNode {
-            constraints: Constraints::Integer(IntegerConstraints {
+            constraints: Constraints::integer(IntegerConstraints {
                 min: Some(min),
                 max: None,
                 shrink_towards: 0,
@@ -1690,7 +1714,7 @@ mod tests {
     }
     fn bounded(min: i128, max: i128, v: i128) -> ChoiceNode {
         ChoiceNode {
-            constraints: Constraints::Integer(IntegerConstraints::bounded(min, max)),
+            constraints: Constraints::integer(IntegerConstraints::bounded(min, max)),
             value: ChoiceValue::Integer(v),
             forced: false,
         }
@@ -1790,14 +1814,14 @@ mod tests {
         let mut nodes: Vec<ChoiceNode> = Vec::new();
         let mut sum = 0i128;
         let length = 2 + match values(
-            &Constraints::Integer(IntegerConstraints::bounded(0, 3)),
+            &Constraints::integer(IntegerConstraints::bounded(0, 3)),
             false,
         ) {
             ChoiceValue::Integer(v) => v,
             _ => 0,
         };
         nodes.push(ChoiceNode {
-            constraints: Constraints::Integer(IntegerConstraints::bounded(0, 3)),
+            constraints: Constraints::integer(IntegerConstraints::bounded(0, 3)),
             value: ChoiceValue::Integer(length - 2),
             forced: false,
         });
@@ -1807,7 +1831,7 @@ mod tests {
                 Constraints::Boolean { p: 0.5 }
             } else {
                 let max = (sum % 3) + 1 + i128::from(flaky && depth == 2);
-                Constraints::Integer(IntegerConstraints::bounded(0, max))
+                Constraints::integer(IntegerConstraints::bounded(0, max))
             };
             let value = if forced {
                 constraints.simplest()
@@ -1861,22 +1885,22 @@ mod tests {
             width: 64,
         });
         let values = [
-            (Constraints::Integer(IntegerConstraints::UNBOUNDED), i(0)),
-            (Constraints::Integer(IntegerConstraints::UNBOUNDED), i(-1)),
+            (Constraints::integer(IntegerConstraints::UNBOUNDED), i(0)),
+            (Constraints::integer(IntegerConstraints::UNBOUNDED), i(-1)),
             (
-                Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                Constraints::integer(IntegerConstraints::UNBOUNDED),
                 i(i64::MIN.into()),
             ),
             (
-                Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                Constraints::integer(IntegerConstraints::UNBOUNDED),
                 i(i64::MAX.into()),
             ),
             (
-                Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                Constraints::integer(IntegerConstraints::UNBOUNDED),
                 i(i128::from(i64::MAX) + 1),
             ),
             (
-                Constraints::Integer(IntegerConstraints::UNBOUNDED),
+                Constraints::integer(IntegerConstraints::UNBOUNDED),
                 i(i128::MIN),
             ),
             (Constraints::Boolean { p: 0.5 }, ChoiceValue::Boolean(true)),

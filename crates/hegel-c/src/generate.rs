@@ -8,7 +8,7 @@ use crate::error::{AbiError, AbiResult};
 use crate::test_case::{handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::TestData;
-use geist_engine::choice::{IntegerConstraints, SizeConstraints};
+use geist_engine::choice::{IntegerConstraints, PreparedIntegerConstraints, SizeConstraints};
 use geist_engine::generate::FloatSpec;
 
 /// The default maximum of text and bytes for a minimum size.
@@ -82,8 +82,8 @@ pub extern "C" fn hegel_generate_integer(
                     "max_value {max_value} is below min_value {min_value}"
                 )));
             }
-            let c = IntegerConstraints::bounded(i128::from(min_value), i128::from(max_value));
-            let value = tc.draw(|data| Ok(data.draw_integer(c)? as i64))?;
+            let c = PreparedIntegerConstraints::bounded_i64(min_value, max_value);
+            let value = tc.draw(|data| Ok(data.draw_prepared_integer(&c)? as i64))?;
             write(out_value, value, "out_value")
         })
     })

@@ -63,7 +63,7 @@ impl TestData {
             self.prefix.drain(at + 1..at + 1 + count).collect()
         };
         let marker = ChoiceNode {
-            constraints: Constraints::Integer(MARKER),
+            constraints: Constraints::integer(MARKER),
             value: ChoiceValue::Integer(0),
             forced: true,
         };

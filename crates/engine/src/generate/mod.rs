@@ -25,7 +25,7 @@ const MIN_SIZE_RESERVED: usize = 1024;
 #[inline(always)]
 fn generate_element(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest> {
     match schema {
-        Schema::Integer(c) => Ok(Value::Integer(data.draw_integer(*c)?)),
+        Schema::Integer(c) => Ok(Value::Integer(data.draw_prepared_integer(c)?)),
         other => generate(other, data),
     }
 }
@@ -50,7 +50,7 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             })
         }
         Schema::Boolean { p } => Ok(Value::Bool(data.draw_boolean(*p)?)),
-        Schema::Integer(c) => Ok(Value::Integer(data.draw_integer(*c)?)),
+        Schema::Integer(c) => Ok(Value::Integer(data.draw_prepared_integer(c)?)),
         Schema::WideInteger(c) => {
             let choice = data.draw_integer(*c)?;
             let v = (choice as u128).wrapping_add(schema::WIDE_OFFSET);
@@ -246,6 +246,7 @@ fn finite_values(schema: &Schema) -> Option<Vec<Value>> {
             Some(distinct)
         }
         Schema::Integer(c) => {
+            let c = c.constraints();
             let (min, max) = (c.min?, c.max?);
             if max.checked_sub(min)? >= MAX_SAMPLED_DOMAIN {
                 return None;

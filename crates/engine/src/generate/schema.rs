@@ -9,8 +9,8 @@ use super::formats::FormatSchema;
 use super::regex::RegexSchema;
 use crate::charset::{CharSet, CharSetSpec};
 use crate::choice::{
-    FloatConstraints, IntegerConstraints, max_at_width, next_down_at_width, next_up_at_width,
-    round_to_width,
+    FloatConstraints, IntegerConstraints, PreparedIntegerConstraints, max_at_width,
+    next_down_at_width, next_up_at_width, round_to_width,
 };
 use crate::value::Value;
 use std::sync::Arc;
@@ -52,8 +52,8 @@ pub enum Schema {
         /// Probability of true.
         p: f64,
     },
-    /// An integer.
-    Integer(IntegerConstraints),
+    /// An integer (its constraints prepared to be drawn with).
+    Integer(PreparedIntegerConstraints),
     /// A non-negative integer whose upper bound lies beyond i128 (up to
     /// 2^128 - 1): drawn as a choice shifted down by 2^127, so that the
     /// choice's simplest value is still the integer 0 (or the lower bound).
@@ -626,11 +626,13 @@ impl Schema {
                         "Cannot have max_value < min_value (min_value={lo}, max_value={hi})"
                     )));
                 }
-                Ok(Schema::Integer(IntegerConstraints {
-                    min,
-                    max,
-                    shrink_towards: 0,
-                }))
+                Ok(Schema::Integer(PreparedIntegerConstraints::new(
+                    IntegerConstraints {
+                        min,
+                        max,
+                        shrink_towards: 0,
+                    },
+                )))
             }
             "float" => parse_float(value),
             "string" => {

@@ -33,7 +33,7 @@ pub(in crate::shrink) fn minimize_choices(s: &mut Shrinker) {
                     let before = s.improvements;
                     integer::shrink_integer(
                         *v,
-                        *c,
+                        c.get(),
                         &mut Attempts::new(s, |s, x: &i128| {
                             try_set_deleting_lost(s, i, ChoiceValue::Integer(*x))
                         }),
@@ -122,7 +122,7 @@ pub(in crate::shrink) fn divide_integers(s: &mut Shrinker) {
             && s.stuck.contains(&(i, *v))
             && !has_copy(s, i)
         {
-            let (v, c) = (*v, *c);
+            let (v, c) = (*v, c.get());
             let (t, d) = (c.simplest(), v.abs_diff(c.simplest()));
             for p in odd_prime_factors(d) {
                 let to = if v > t {
@@ -237,7 +237,7 @@ pub(in crate::shrink) fn lower_integers_together(s: &mut Shrinker) {
         let constraints: Vec<_> = positions
             .iter()
             .filter_map(|&i| match &s.best.nodes[i].constraints {
-                Constraints::Integer(c) => Some(*c),
+                Constraints::Integer(c) => Some(c.get()),
                 _ => None,
             })
             .collect();
@@ -338,7 +338,7 @@ pub(in crate::shrink) fn lower_pairs_together(s: &mut Shrinker) {
             i += 1;
             continue;
         };
-        let (x, y, ca, cb) = (*x, *y, *ca, *cb);
+        let (x, y, ca, cb) = (*x, *y, ca.get(), cb.get());
         // Only when one of them could not move on its own this round.
         if !s.stuck.contains(&(i, x)) && !s.stuck.contains(&(j, y)) {
             i = j;
@@ -477,7 +477,7 @@ pub(in crate::shrink) fn redistribute_pairs(s: &mut Shrinker) {
                     // Move k from x toward simplest, adding it to y: one
                     // first (most pairs cannot move at all), then all of it,
                     // else as much as works.
-                    let (ca, cb) = (*ca, *cb);
+                    let (ca, cb) = (ca.get(), cb.get());
                     let full = x.abs_diff(ca.simplest());
                     let mut moved = 0u128;
                     let mut shift = |k: u128| -> bool {

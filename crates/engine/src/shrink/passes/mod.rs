@@ -72,7 +72,8 @@ fn closes_collection(s: &Shrinker, i: usize) -> bool {
 /// (a length drawn before the elements, a `flat_map`'s size): bounded and
 /// never negative. The moves that lower a count together with deleting what
 /// it counts skip other integers (a value in -32768..=32767 counts nothing).
-fn may_count(c: &crate::choice::IntegerConstraints) -> bool {
+fn may_count(c: &crate::choice::CompactIntegerConstraints) -> bool {
+    let c = c.get();
     c.min.is_some_and(|min| min >= 0) && c.max.is_some()
 }
 

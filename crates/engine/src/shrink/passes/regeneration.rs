@@ -154,10 +154,11 @@ fn selector(s: &Shrinker, i: usize) -> Option<(IntegerConstraints, u128)> {
         (ChoiceValue::Integer(v), Constraints::Integer(c))
             if !node.forced && s.stuck.contains(&(i, *v)) =>
         {
+            let c = c.get();
             let range = c.max?.abs_diff(c.min?);
             let index = c.index_of(*v);
             (range <= MAX_SELECTOR_RANGE && (1..=MAX_SELECTOR_INDEX).contains(&index))
-                .then_some((*c, index))
+                .then_some((c, index))
         }
         _ => None,
     }

@@ -83,6 +83,7 @@ fn raised_value(node: &ChoiceNode) -> Option<ChoiceValue> {
             Some(ChoiceValue::Boolean(true))
         }
         (ChoiceValue::Integer(v), Constraints::Integer(c)) => {
+            let c = c.get();
             let range = c.max?.abs_diff(c.min?);
             if range > MAX_RAISED_RANGE || c.index_of(*v) >= range {
                 return None;
