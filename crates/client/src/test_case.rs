@@ -16,7 +16,9 @@ use crate::backend::remote_case::CaseError;
 use crate::backend::{CaseBackend, CollectionSizer};
 use crate::generators::{CharacterOptions, Generator};
 use geist_engine::Value;
-use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
+use geist_engine::choice::{
+    FloatConstraints, IntegerConstraints, PreparedIntegerConstraints, SizeConstraints,
+};
 use geist_engine::data::Collection;
 use geist_engine::generate::Schema;
 use std::fmt::Debug;
@@ -223,6 +225,16 @@ impl TestCase {
         self.backend.integer(constraints)
     }
 
+    /// An integer choice with prepared constraints (see
+    /// [`PreparedIntegerConstraints`]): in process, nothing is converted.
+    #[inline]
+    pub(crate) fn choose_prepared_integer(
+        &mut self,
+        constraints: &PreparedIntegerConstraints,
+    ) -> i128 {
+        self.backend.prepared_integer(constraints)
+    }
+
     #[inline]
     pub(crate) fn choose_float(&mut self, constraints: FloatConstraints) -> f64 {
         self.backend.float(constraints)
@@ -266,7 +278,12 @@ impl TestCase {
     /// An index in `0..n` (n > 0), simplest first.
     #[inline]
     pub(crate) fn choose_index(&mut self, n: usize) -> usize {
-        self.choose_integer(IntegerConstraints::bounded(0, n as i128 - 1)) as usize
+        match i64::try_from(n - 1) {
+            Ok(max) => self
+                .choose_prepared_integer(&PreparedIntegerConstraints::bounded_i64(0, max))
+                as usize,
+            Err(_) => self.choose_integer(IntegerConstraints::bounded(0, n as i128 - 1)) as usize,
+        }
     }
 
     #[inline]

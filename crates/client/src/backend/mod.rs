@@ -41,7 +41,9 @@ use crate::runner::RunSummary;
 use crate::test_case::{RemoteFailure, stop, usage_error};
 use crate::transport::WireError;
 use geist_engine::charset::CharSet;
-use geist_engine::choice::{FloatConstraints, IntegerConstraints, SizeConstraints};
+use geist_engine::choice::{
+    FloatConstraints, IntegerConstraints, PreparedIntegerConstraints, SizeConstraints,
+};
 use geist_engine::data::Collection;
 use geist_engine::generate::Schema;
 use geist_engine::{Status, StopTest, TestData, Value};
@@ -195,6 +197,16 @@ impl CaseBackend {
         match self {
             CaseBackend::Local(case) => local(case.data().draw_integer(constraints)),
             CaseBackend::Remote(case) => remote(case.integer(constraints)),
+        }
+    }
+
+    /// An integer choice with constraints already in the form the engine
+    /// records (no conversion per draw in process).
+    #[inline]
+    pub(crate) fn prepared_integer(&mut self, constraints: &PreparedIntegerConstraints) -> i128 {
+        match self {
+            CaseBackend::Local(case) => local(case.data().draw_prepared_integer(constraints)),
+            CaseBackend::Remote(case) => remote(case.integer(*constraints.constraints())),
         }
     }
 

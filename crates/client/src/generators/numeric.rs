@@ -8,7 +8,7 @@ use super::{Generator, WireSchema};
 use crate::test_case::{TestCase, usage_error};
 use crate::transport::values;
 use geist_engine::Value;
-use geist_engine::choice::{FloatConstraints, IntegerConstraints};
+use geist_engine::choice::{FloatConstraints, IntegerConstraints, PreparedIntegerConstraints};
 use geist_engine::generate::Schema;
 use geist_wire::cbor::{self, Value as Cbor};
 use std::fmt::Debug;
@@ -106,11 +106,22 @@ impl<T: IntegerType> Generator for IntegerGenerator<T> {
                 self.max, self.min
             ));
         }
-        let v = tc.choose_integer(IntegerConstraints {
-            min: Some(self.min.to_choice()),
-            max: Some(self.max.to_choice()),
-            shrink_towards: T::ZERO_CHOICE,
-        });
+        let (min, max) = (self.min.to_choice(), self.max.to_choice());
+        // Bounds that fit in an `i64` (every type's but the widest ones',
+        // where the compiler drops the test) go to the engine in the form
+        // it records, built here without a conversion: the same
+        // constraints (`bounded_i64` shrinks toward zero, which is
+        // `ZERO_CHOICE` for every type whose bounds fit).
+        let v = match (i64::try_from(min), i64::try_from(max)) {
+            (Ok(min), Ok(max)) if T::ZERO_CHOICE == 0 => {
+                tc.choose_prepared_integer(&PreparedIntegerConstraints::bounded_i64(min, max))
+            }
+            _ => tc.choose_integer(IntegerConstraints {
+                min: Some(min),
+                max: Some(max),
+                shrink_towards: T::ZERO_CHOICE,
+            }),
+        };
         T::from_choice(v)
     }
 
