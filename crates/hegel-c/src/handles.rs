@@ -123,26 +123,12 @@ impl<T: Handled> Remembered<T> {
         frees: u64,
         object: Arc<T>,
     ) -> [Option<Entry<T>>; REMEMBERED] {
-        let mut dropped = [const { None }; REMEMBERED];
-        let mut free_slot = None;
-        for (slot, entry) in self.entries.iter_mut().enumerate() {
-            if entry.as_ref().is_some_and(|(h, seen, _)| {
-                *h == raw || frees_of::<T>(*h).load(Ordering::Acquire) != *seen
-            }) {
-                dropped[slot] = entry.take();
-            }
-            if entry.is_none() && free_slot.is_none() {
-                free_slot = Some(slot);
-            }
-        }
-        let slot = free_slot.unwrap_or_else(|| {
-            let slot = self.next;
-            self.next = (slot + 1) % REMEMBERED;
-            dropped[slot] = self.entries[slot].take();
-            slot
-        });
-        self.entries[slot] = Some((raw, frees, object));
-        dropped
+        replace_remembered(
+            &mut self.entries,
+            &mut self.next,
+            (raw, frees, object),
+            |(h, seen, _)| *h == raw || frees_of::<T>(*h).load(Ordering::Acquire) != *seen,
+        )
     }
 
     /// Forgets `raw`'s object; returns it.
@@ -652,27 +638,48 @@ impl<T> Recent<T> {
     /// one, or the oldest; returns what it no longer remembers, to be
     /// dropped outside the borrow.
     fn remember(&mut self, entry: Recalled<T>) -> [Option<Recalled<T>>; REMEMBERED] {
-        let mut dropped = [const { None }; REMEMBERED];
-        let mut free = None;
-        for (i, slot) in self.entries.iter_mut().enumerate() {
-            if slot.as_ref().is_some_and(|(raw, generation, _)| {
-                *raw == entry.0 || generation.load(Ordering::Acquire) != generation_of(*raw)
-            }) {
-                dropped[i] = slot.take();
-            }
-            if slot.is_none() && free.is_none() {
-                free = Some(i);
-            }
-        }
-        let i = free.unwrap_or_else(|| {
-            let i = self.next;
-            self.next = (i + 1) % REMEMBERED;
-            dropped[i] = self.entries[i].take();
-            i
-        });
-        self.entries[i] = Some(entry);
-        dropped
+        let raw = entry.0;
+        replace_remembered(
+            &mut self.entries,
+            &mut self.next,
+            entry,
+            |(h, generation, _)| {
+                *h == raw || generation.load(Ordering::Acquire) != generation_of(*h)
+            },
+        )
     }
+}
+
+/// Puts `entry` among a thread's remembered handles ([`Remembered`],
+/// [`Recent`]): every entry `stale` names (the same handle, or one freed
+/// since) is let go of, and `entry` takes the first free place, or else the
+/// oldest (`next` goes round). Returns what is no longer remembered, to be
+/// dropped outside the borrow (the last reference to a freed object may go
+/// with it).
+fn replace_remembered<E>(
+    entries: &mut [Option<E>; REMEMBERED],
+    next: &mut usize,
+    entry: E,
+    stale: impl Fn(&E) -> bool,
+) -> [Option<E>; REMEMBERED] {
+    let mut dropped = [const { None }; REMEMBERED];
+    let mut free = None;
+    for (i, slot) in entries.iter_mut().enumerate() {
+        if slot.as_ref().is_some_and(&stale) {
+            dropped[i] = slot.take();
+        }
+        if slot.is_none() && free.is_none() {
+            free = Some(i);
+        }
+    }
+    let i = free.unwrap_or_else(|| {
+        let i = *next;
+        *next = (i + 1) % REMEMBERED;
+        dropped[i] = entries[i].take();
+        i
+    });
+    entries[i] = Some(entry);
+    dropped
 }
 
 /// The generation a slot handle was handed out under.
