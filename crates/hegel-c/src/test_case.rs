@@ -609,6 +609,54 @@ pub fn combine_labels(labels: &[u64]) -> u64 {
         .fold(FNV_OFFSET, |hash, label| fnv1a(hash, &label.to_le_bytes()))
 }
 
+/// Names this thread labelled last, with their labels: a frontend asks
+/// for the label of the same few generator names (type names, tens of
+/// bytes long) at every draw, and comparing a name is cheaper than hashing
+/// it.
+struct LabelCache {
+    entries: [(Vec<u8>, u64); LABELS_CACHED],
+    /// The entry the next name goes to.
+    next: usize,
+}
+
+const LABELS_CACHED: usize = 4;
+/// Longer names are hashed every time (a cache entry keeps its name).
+const LABEL_NAME_CACHED_MAX: usize = 256;
+
+std::thread_local! {
+    static LABELS: std::cell::RefCell<LabelCache> = const {
+        std::cell::RefCell::new(LabelCache {
+            entries: [const { (Vec::new(), 0) }; LABELS_CACHED],
+            next: 0,
+        })
+    };
+}
+
+/// [`label_from_name`], through this thread's [`LabelCache`].
+fn cached_label_from_name(name: &[u8]) -> u64 {
+    if name.is_empty() || name.len() > LABEL_NAME_CACHED_MAX {
+        return label_from_name(name);
+    }
+    LABELS
+        .try_with(|cache| {
+            let mut cache = cache.try_borrow_mut().ok()?;
+            if let Some((_, label)) = cache.entries.iter().find(|(n, _)| n.as_slice() == name) {
+                return Some(*label);
+            }
+            let label = label_from_name(name);
+            let next = cache.next;
+            cache.next = (next + 1) % LABELS_CACHED;
+            let entry = &mut cache.entries[next];
+            entry.0.clear();
+            entry.0.extend_from_slice(name);
+            entry.1 = label;
+            Some(label)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| label_from_name(name))
+}
+
 /// The span label for a generator name.
 #[unsafe(no_mangle)]
 pub extern "C" fn hegel_label_from_name(
@@ -619,7 +667,7 @@ pub extern "C" fn hegel_label_from_name(
     guard(ctx, || {
         // SAFETY: the caller's view.
         let name = unsafe { text::bytes(name, "name")? };
-        write(out_label, label_from_name(name), "out_label")
+        write(out_label, cached_label_from_name(name), "out_label")
     })
 }
 
@@ -790,4 +838,32 @@ fn mark_complete(tc: &TestCaseHandle, status: u32, origin: *const hegel_string_t
     }
     tc.family.complete(status, origin);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_labels_are_the_names_hashes() {
+        let long = vec![b'x'; LABEL_NAME_CACHED_MAX + 1];
+        let mut names: Vec<Vec<u8>> = (0..3 * LABELS_CACHED)
+            .map(|i| format!("hegel::generators::Generator<{i}>").into_bytes())
+            .collect();
+        names.push(Vec::new());
+        names.push(long);
+        // Twice round, and each name right after itself: hits, misses and
+        // evictions all give the name's own hash.
+        for _ in 0..2 {
+            for name in &names {
+                assert_eq!(cached_label_from_name(name), label_from_name(name));
+                assert_eq!(cached_label_from_name(name), label_from_name(name));
+            }
+        }
+        // A name that only shares a prefix with a cached one.
+        assert_eq!(
+            cached_label_from_name(b"hegel::generators"),
+            label_from_name(b"hegel::generators")
+        );
+    }
 }
