@@ -803,6 +803,20 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
         kind: u8,
         name: &str,
     ) -> Result<(), AbiError> {
+        drop(self.release_shared_forgotten(recent, handle, kind, name)?);
+        Ok(())
+    }
+
+    /// [`Slots::release_shared`], returning this thread's reference to the
+    /// object it forgot, if it remembered it: the caller may reuse the
+    /// allocation when that was the last reference.
+    pub fn release_shared_forgotten<H>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+    ) -> Result<Option<Arc<T>>, AbiError> {
         self.release(handle, kind, name)?;
         let raw = handle as usize;
         let forgotten = recent
@@ -816,8 +830,7 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
             })
             .ok()
             .flatten();
-        drop(forgotten);
-        Ok(())
+        Ok(forgotten.map(|(_, _, object)| object))
     }
 }
 

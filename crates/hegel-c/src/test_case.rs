@@ -234,10 +234,39 @@ std::thread_local! {
     static RECENT: std::cell::RefCell<Recent<TestCaseHandle>> = const { Recent::new() };
 }
 
+std::thread_local! {
+    /// The allocation of the last handle this thread freed when nothing
+    /// else referred to it, for the next block this thread makes (a state
+    /// machine's frontend makes and frees a block at every step). What it
+    /// holds (a reference to its old family) is let go of when it is reused.
+    static SPARE: std::cell::Cell<Option<Arc<TestCaseHandle>>> = const { std::cell::Cell::new(None) };
+}
+
 /// Hands `handle` out to the caller.
 fn hand_out(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
+    hand_out_shared(Arc::new(handle))
+}
+
+/// Hands `handle` out to the caller, in the allocation of a handle freed
+/// on this thread when there is one.
+fn hand_out_reusing(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
+    let spare = SPARE.try_with(std::cell::Cell::take).ok().flatten();
+    let object = match spare {
+        Some(mut spare) => match Arc::get_mut(&mut spare) {
+            Some(slot) => {
+                *slot = handle;
+                spare
+            }
+            None => Arc::new(handle),
+        },
+        None => Arc::new(handle),
+    };
+    hand_out_shared(object)
+}
+
+fn hand_out_shared(object: Arc<TestCaseHandle>) -> AbiResult<*mut hegel_test_case_t> {
     TEST_CASES
-        .insert_shared(&RECENT, TEST_CASE_KIND, Arc::new(handle))
+        .insert_shared(&RECENT, TEST_CASE_KIND, object)
         .map(|raw| raw as *mut hegel_test_case_t)
         .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
 }
@@ -450,7 +479,17 @@ pub extern "C" fn hegel_test_case_free(
     tc: *mut hegel_test_case_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        TEST_CASES.release_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME)
+        let forgotten =
+            TEST_CASES.release_shared_forgotten(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME)?;
+        // The last reference: kept for the next block (see `SPARE`), in
+        // place of the one kept before, which is dropped here.
+        if let Some(mut object) = forgotten
+            && Arc::get_mut(&mut object).is_some()
+        {
+            let replaced = SPARE.try_with(|spare| spare.replace(Some(object)));
+            drop(replaced);
+        }
+        Ok(())
     })
 }
 
@@ -521,7 +560,7 @@ pub extern "C" fn hegel_test_case_block(
                 source.stream,
             ))
         })?;
-        write(out_test_case, hand_out(block)?, "out_test_case")
+        write(out_test_case, hand_out_reusing(block)?, "out_test_case")
     })
 }
 
@@ -843,6 +882,42 @@ fn mark_complete(tc: &TestCaseHandle, status: u32, origin: *const hegel_string_t
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A block made after another was freed may take its allocation: it is
+    /// a new handle onto its own family, and the freed one stays refused.
+    #[test]
+    fn a_block_in_a_freed_blocks_allocation_is_a_new_handle() {
+        let ctx: *mut hegel_context_t = std::ptr::null_mut();
+        let family = |n| Family::new(Box::new(TestData::replaying(Vec::new(), n)), None, false);
+        let (a, b) = (family(100), family(100));
+        let root_a = hand_out_root(Arc::clone(&a)).unwrap();
+        let root_b = hand_out_root(Arc::clone(&b)).unwrap();
+        let mut previous: *mut hegel_test_case_t = std::ptr::null_mut();
+        for round in 0..6 {
+            let root = if round % 3 == 2 { root_b } else { root_a };
+            let mut block: *mut hegel_test_case_t = std::ptr::null_mut();
+            assert_eq!(
+                hegel_test_case_block(ctx, root, 2, &mut block),
+                hegel_result_t::HEGEL_OK
+            );
+            let owner = with_handle(block, |h| Ok(Arc::clone(&h.family))).unwrap();
+            assert!(Arc::ptr_eq(&owner, if root == root_b { &b } else { &a }));
+            assert_eq!(hegel_start_span(ctx, block, 1), hegel_result_t::HEGEL_OK);
+            assert_eq!(hegel_stop_span(ctx, block, false), hegel_result_t::HEGEL_OK);
+            if !previous.is_null() {
+                assert_ne!(
+                    hegel_start_span(ctx, previous, 1),
+                    hegel_result_t::HEGEL_OK,
+                    "a freed block is refused"
+                );
+            }
+            assert_eq!(hegel_test_case_free(ctx, block), hegel_result_t::HEGEL_OK);
+            previous = block;
+        }
+        for root in [root_a, root_b] {
+            assert_eq!(hegel_test_case_free(ctx, root), hegel_result_t::HEGEL_OK);
+        }
+    }
 
     #[test]
     fn cached_labels_are_the_names_hashes() {
