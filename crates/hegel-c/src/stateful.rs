@@ -225,18 +225,20 @@ pub extern "C" fn hegel_new_state_machine(
             )),
             e => refused(e),
         })?;
-        let (index, concurrency) = tc.draw_with_machines(|machines, data| {
+        let family = tc.family.id;
+        let (handle, concurrency) = tc.draw_with_machines(|machines, data| {
             let machine = state_machine::StateMachine::with_spec(data, spec)?;
             let concurrency = i64::try_from(machine.concurrency()).unwrap_or(i64::MAX);
-            machines.push(machine);
-            Ok((machines.len() - 1, concurrency))
+            let index = machines.len();
+            let handle = MACHINES
+                .insert(MACHINE_KIND, |machine| {
+                    machine.family.store(family, Ordering::Relaxed);
+                    machine.index.store(index, Ordering::Relaxed);
+                })
+                .ok_or_else(|| AbiError::Internal("too many live state machine handles".into()))?;
+            machines.push((machine, handle));
+            Ok((handle, concurrency))
         })?;
-        let handle = MACHINES
-            .insert(MACHINE_KIND, |machine| {
-                machine.family.store(tc.family.id, Ordering::Relaxed);
-                machine.index.store(index, Ordering::Relaxed);
-            })
-            .ok_or_else(|| AbiError::Internal("too many live state machine handles".into()))?;
         write(
             out_state_machine,
             handle as *mut hegel_state_machine_t,
@@ -247,28 +249,27 @@ pub extern "C" fn hegel_new_state_machine(
 }
 
 /// Runs `f` on a state machine and its test case's data. The handles are
-/// looked up without copying them out (see [`handles::with`]): a machine
-/// makes several of these calls per step.
+/// looked up without copying them out (see [`with_handle`]): a machine
+/// makes several of these calls per step. The machine's handle is checked
+/// once, in its slot; what the slot says (its family and index) may be a
+/// reuse's if the handle is freed meanwhile, so the machine found there
+/// must have been handed out under this very handle.
 fn with_machine<T>(
     tc: *mut hegel_test_case_t,
     machine: *mut hegel_state_machine_t,
     f: impl FnOnce(&mut state_machine::StateMachine, &mut TestData) -> AbiResult<T>,
 ) -> AbiResult<T> {
     with_handle(tc, |tc| {
-        // Read as one: never a family and an index of different handles
-        // (the slot freed and reused by another thread meanwhile).
-        let (family, index) = MACHINES.read(machine, MACHINE_KIND, MACHINE_NAME, |machine| {
-            (
-                machine.family.load(Ordering::Relaxed),
-                machine.index.load(Ordering::Relaxed),
-            )
-        })?;
+        let raw = machine as usize;
+        let slot = MACHINES.find(machine, MACHINE_KIND, MACHINE_NAME)?;
+        let family = slot.family.load(Ordering::Relaxed);
+        let index = slot.index.load(Ordering::Relaxed);
         if family != tc.family.id {
             return Err(foreign_machine());
         }
         tc.draw_with_machines(|machines, data| match machines.get_mut(index) {
-            Some(state) => f(state, data),
-            None => Err(foreign_machine()),
+            Some((state, handle)) if *handle == raw => f(state, data),
+            _ => Err(foreign_machine()),
         })
     })
 }

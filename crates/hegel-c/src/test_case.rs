@@ -78,9 +78,11 @@ struct FamilyState {
     observations: Observations,
     /// Target labels already recorded (each at most once per test case).
     target_labels: Vec<String>,
-    /// The test case's state machines (their handles name them by index):
-    /// guarded by the family's lock, as the choices they draw are.
-    machines: Vec<StateMachine>,
+    /// The test case's state machines, each with the handle it was handed
+    /// out under (their handles name them by index, and a call checks that
+    /// the machine at that index is its handle's): guarded by the family's
+    /// lock, as the choices they draw are.
+    machines: Vec<(StateMachine, usize)>,
 }
 
 /// One stream of a test case: its data and where it was forked.
@@ -369,7 +371,7 @@ impl TestCaseHandle {
     #[inline(always)]
     pub fn draw_with_machines<T>(
         &self,
-        f: impl FnOnce(&mut Vec<StateMachine>, &mut TestData) -> AbiResult<T>,
+        f: impl FnOnce(&mut Vec<(StateMachine, usize)>, &mut TestData) -> AbiResult<T>,
     ) -> AbiResult<T> {
         self.on_stream(|state, stream| {
             let data = &mut state.streams[stream].data;
