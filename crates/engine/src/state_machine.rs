@@ -48,7 +48,7 @@
 //! The simplest choices keep every rule and pick the first, so shrinking
 //! re-enables rules and moves steps toward the first rule.
 
-use crate::choice::IntegerConstraints;
+use crate::choice::{IntegerConstraints, PreparedIntegerConstraints};
 use crate::data::{StopTest, TestData};
 use std::num::NonZeroUsize;
 
@@ -566,10 +566,18 @@ impl StateMachine {
         } else if let Some(bounds) = &self.bounds[group] {
             // One integer mapped through the cumulative weights: generation
             // follows the weights and shrinking moves toward the first rule.
-            let u = data.draw_integer(IntegerConstraints::bounded(0, WEIGHT_SCALE - 1))?;
+            let u = data.draw_prepared_integer(&PreparedIntegerConstraints::bounded_i64(
+                0,
+                WEIGHT_SCALE as i64 - 1,
+            ))?;
             bounds.iter().position(|b| u < *b).unwrap_or(n - 1)
         } else {
-            data.draw_integer(IntegerConstraints::bounded(0, n as i128 - 1))? as usize
+            // As `IntegerConstraints::bounded(0, n - 1)`, prepared without
+            // a conversion (a rule step's draw).
+            data.draw_prepared_integer(&PreparedIntegerConstraints::bounded_i64(
+                0,
+                i64::try_from(n).unwrap_or(i64::MAX) - 1,
+            ))? as usize
         };
         Ok(targets[k])
     }
