@@ -115,10 +115,14 @@ struct State {
     width: usize,
     /// Region 0 is the body.
     regions: Vec<Region>,
-    /// Blocks opened and not yet made (see [`Document::block`]): each one's
-    /// target and indentation, in the order they were opened; block
-    /// `regions.len() + i` is the `i`-th.
-    pending_blocks: Vec<(Target, usize)>,
+    /// Blocks opened and not yet made (see [`Document::block`]), in the
+    /// order they were opened, as runs of blocks with the same target and
+    /// indentation (a state machine opens the same block at every step):
+    /// each run's target, indentation and length; block
+    /// `regions.len() + i` is the `i`-th of them all.
+    pending_blocks: Vec<(Target, usize, usize)>,
+    /// How many blocks `pending_blocks` holds.
+    pending_count: usize,
     /// Groups open in the body's committed commands.
     open_groups: isize,
     unresolved: bool,
@@ -142,6 +146,7 @@ impl Document {
                     ..Region::default()
                 }],
                 pending_blocks: Vec::new(),
+                pending_count: 0,
                 open_groups: 0,
                 unresolved: false,
                 sealed: false,
@@ -207,7 +212,7 @@ impl Document {
     pub fn block(&self, target: Target, indent: usize) -> Result<Target, PrinterError> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let made = state.regions.len();
-        let id = made + state.pending_blocks.len();
+        let id = made + state.pending_count;
         // The checks `open_region` makes of its target now; a pending
         // block is live (nothing has happened since it was asked for).
         let live = !state.sealed
@@ -220,7 +225,11 @@ impl Document {
         if !live {
             return Err(PrinterError::Dead);
         }
-        state.pending_blocks.push((target, indent));
+        state.pending_count += 1;
+        match state.pending_blocks.last_mut() {
+            Some((t, i, run)) if *t == target && *i == indent => *run += 1,
+            _ => state.pending_blocks.push((target, indent, 1)),
+        }
         Ok(Target::Region(id))
     }
 
@@ -354,11 +363,15 @@ impl State {
     #[cold]
     #[inline(never)]
     fn make_pending_blocks(&mut self) {
-        for (target, indent) in std::mem::take(&mut self.pending_blocks) {
-            // Cannot fail: each target was live when the block was asked
-            // for, and nothing but the blocks before it happened since.
-            let made = self.open_region(target, indent);
-            debug_assert_eq!(made, Ok(Target::Region(self.regions.len() - 1)));
+        self.pending_count = 0;
+        for (target, indent, run) in std::mem::take(&mut self.pending_blocks) {
+            for _ in 0..run {
+                // Cannot fail: each target was live when the block was
+                // asked for, and nothing but the blocks before it happened
+                // since.
+                let made = self.open_region(target, indent);
+                debug_assert_eq!(made, Ok(Target::Region(self.regions.len() - 1)));
+            }
         }
     }
 
@@ -658,6 +671,24 @@ mod tests {
             }
         };
         assert_eq!(blocks_made(false, quiet), blocks_made(true, quiet));
+        // Runs of blocks alike (kept as one pending run), broken by others.
+        let runs = |block: &dyn Fn(Target, usize) -> Target, doc: &Document| {
+            let first: Vec<Target> = (0..3).map(|_| block(Target::Main, 2)).collect();
+            let other = block(Target::Main, 6);
+            let nested: Vec<Target> = (0..2).map(|_| block(first[1], 2)).collect();
+            let last = block(Target::Main, 2);
+            for (i, b) in first
+                .iter()
+                .chain(&nested)
+                .chain([&other, &last])
+                .enumerate()
+            {
+                doc.note(*b, &format!("line {i}"), None).unwrap();
+            }
+        };
+        let eager = blocks_made(true, runs);
+        assert_eq!(blocks_made(false, runs), eager);
+        assert!(eager.contains("line 6"), "{eager}");
         // A sealed document or a dead target gives a dead block.
         let doc = Document::new();
         let block = doc.block(Target::Main, 2).unwrap();
