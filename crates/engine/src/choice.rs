@@ -361,20 +361,35 @@ impl ChoiceNode {
     /// boolean and its constraints hold no alphabet.
     #[inline]
     pub fn owns_nothing(&self) -> bool {
+        self.constraints.owns_nothing() && self.value.owns_nothing()
+    }
+}
+
+impl Constraints {
+    /// Whether dropping them frees nothing (they hold no alphabet and no
+    /// shared wide integer bounds).
+    #[inline(always)]
+    pub fn owns_nothing(&self) -> bool {
         // Every variant named, so that a new one is decided here.
-        let constraints = match self.constraints {
+        match self {
             Constraints::Integer(CompactIntegerConstraints::Narrow { .. })
             | Constraints::Float(_)
             | Constraints::Boolean { .. }
             | Constraints::Bytes(_) => true,
             Constraints::Integer(CompactIntegerConstraints::Wide(_))
             | Constraints::String { .. } => false,
-        };
-        let value = match self.value {
+        }
+    }
+}
+
+impl ChoiceValue {
+    /// Whether dropping it frees nothing (a number or a boolean).
+    #[inline(always)]
+    pub fn owns_nothing(&self) -> bool {
+        match self {
             ChoiceValue::Integer(_) | ChoiceValue::Float(_) | ChoiceValue::Boolean(_) => true,
             ChoiceValue::Bytes(_) | ChoiceValue::String(_) => false,
-        };
-        constraints && value
+        }
     }
 }
 

@@ -72,11 +72,20 @@ pub fn copy_onto_equal_label_with(
     // is drawn from. A test case has few distinct labels (a state machine's
     // steps, a list's elements), so they are counted by a linear search,
     // not sorted with every span.
+    // The label last counted is tried first: spans of one label come in
+    // runs (a list's elements).
     groups.clear();
+    let mut last = 0;
     let few = spans.iter().filter(takes).all(|span| {
-        if let Some((_, count)) = groups.iter_mut().find(|(label, _)| *label == span.label) {
+        if let Some((label, count)) = groups.get_mut(last)
+            && *label == span.label
+        {
             *count += 1;
+        } else if let Some(i) = groups.iter().position(|(label, _)| *label == span.label) {
+            groups[i].1 += 1;
+            last = i;
         } else if groups.len() < FEW_LABELS {
+            last = groups.len();
             groups.push((span.label, 1));
         } else {
             return false;

@@ -10,8 +10,8 @@
 //! A test can prove nondeterministic; [`crate::nondeterminism`] says what the
 //! run then does.
 
-use crate::choice::{ChoiceNode, ChoiceValue, sequence_cmp};
-use crate::data::{DEFAULT_MAX_CHOICES, Span, Status, TestData};
+use crate::choice::{ChoiceValue, sequence_cmp};
+use crate::data::{DEFAULT_MAX_CHOICES, Nodes, Span, Status, TestData};
 use crate::database::{ExampleDatabase, KeyedDatabase};
 use crate::health::{
     Counts, Flakiness, HealthCheck, HealthCheckFailure, HealthMonitor, StopReason,
@@ -484,7 +484,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                     label.clone(),
                     TargetBest {
                         score,
-                        nodes: data.nodes.clone(),
+                        nodes: data.nodes.to_vec(),
                     },
                 );
             }
@@ -746,7 +746,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         let mut mutation: Option<Vec<ChoiceValue>> = None;
         let mut chain: Option<MutationChain> = None;
         // The vectors of the last chain that ended, for the next to take.
-        let mut spare: Option<(Vec<ChoiceNode>, Vec<Span>)> = None;
+        let mut spare: Option<(Nodes, Vec<Span>)> = None;
         let mut scratch = crate::mutate::MutationScratch::default();
         // Each generated test case restarts the last one, in its vectors.
         let mut data = TestData::replaying(Vec::new(), 0);
@@ -938,7 +938,10 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
                 if data.status == Some(Status::Interesting) && self.settings.stop_on_first_failure {
                     return Step::Stop;
                 }
-                Step::Ran(crate::target::score_of(&data, &label), data.nodes)
+                Step::Ran(
+                    crate::target::score_of(&data, &label),
+                    data.nodes.into_vec(),
+                )
             };
             crate::target::climb(start, &mut execute);
             if self.failure_ends_exploration() || self.stopped() {
@@ -1089,7 +1092,9 @@ const MUTATION_FAILURES: u32 = 2;
 
 /// The test case the next mutation of a chain copies within, and what is left of the chain.
 struct MutationChain {
-    nodes: Vec<ChoiceNode>,
+    /// The base's choices (a test case's vector, taken whole: its mark of
+    /// whether any node owns memory goes with it).
+    nodes: Nodes,
     spans: Vec<Span>,
     status: Status,
     left: u32,

@@ -106,7 +106,7 @@ mod tests {
             let m = data.draw_integer(c).unwrap();
             let n = data.draw_integer(c).unwrap();
             let score = -(((m - 500) * (m - 500) + (n - 500) * (n - 500)) as f64);
-            (score, data.nodes)
+            (score, data.nodes.into_vec())
         };
         let (score, nodes) = run(&[ChoiceValue::Integer(3), ChoiceValue::Integer(990)]);
         let mut calls = 0;

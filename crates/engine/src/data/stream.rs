@@ -19,7 +19,7 @@
 //! deleting the stream's span removes the marker with the choices it
 //! counts.
 
-use super::{Mode, Span, StopTest, TestData, labels};
+use super::{Mode, Nodes, Span, StopTest, TestData, labels};
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints, IntegerConstraints};
 
 /// The marker's constraints: a count of choices.
@@ -135,7 +135,10 @@ impl TestData {
         };
         let mut blocks: Vec<Vec<Span>> = Vec::with_capacity(streams.len());
         let mut nodes = Vec::with_capacity(n + forks.iter().map(|(_, c)| c).sum::<usize>());
-        let mut old = std::mem::take(&mut self.nodes).into_iter().enumerate();
+        let mut old = std::mem::take(&mut self.nodes)
+            .into_vec()
+            .into_iter()
+            .enumerate();
         for (at, mut stream) in streams {
             for (i, node) in old.by_ref() {
                 nodes.push(node);
@@ -168,7 +171,7 @@ impl TestData {
                 .append(&mut stream.target_observations);
         }
         nodes.extend(old.map(|(_, node)| node));
-        self.nodes = nodes;
+        self.nodes = Nodes::from_vec(nodes);
         // Each stream's spans go where spans opened after its fork begin.
         let mut spans =
             Vec::with_capacity(self.spans.len() + blocks.iter().map(Vec::len).sum::<usize>());

@@ -42,7 +42,7 @@ impl Example {
     /// Captures a concluded failing test case.
     pub fn from_data(data: &TestData) -> Example {
         Example {
-            nodes: data.nodes.clone(),
+            nodes: data.nodes.to_vec(),
             spans: data.spans.clone(),
             origin: data.origin.clone().unwrap_or_default(),
         }
