@@ -15,6 +15,7 @@
 //! [`crate::run`]) through the family's [`Handback`].
 
 use crate::abi::*;
+use crate::collection::Collections;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::handles::{Pinned, Recent, Slots};
@@ -81,6 +82,11 @@ struct FamilyState {
     /// The test case's state machines (their handles name them by index):
     /// guarded by the family's lock, as the choices they draw are.
     machines: Vec<StateMachine>,
+    /// The test case's collections' sizing (their handles name them by
+    /// index; see [`crate::collection`]): guarded by the family's lock, as
+    /// the choices they draw are, so a collection's call takes no lock of
+    /// its own.
+    collections: Collections,
 }
 
 /// One stream of a test case: its data and where it was forked.
@@ -149,6 +155,7 @@ impl Family {
                 observations: Observations::default(),
                 target_labels: Vec::new(),
                 machines: Vec::new(),
+                collections: Collections::default(),
             }),
             completed: AtomicBool::new(false),
             handback,
@@ -346,6 +353,22 @@ impl TestCaseHandle {
             let data = &mut state.streams[stream].data;
             if data.is_active() {
                 f(&mut state.machines, data)
+            } else {
+                Err(AbiError::StopTest)
+            }
+        })
+    }
+
+    /// [`TestCaseHandle::draw`], with the test case's collections too.
+    #[inline(always)]
+    pub fn draw_with_collections<T>(
+        &self,
+        f: impl FnOnce(&mut Collections, &mut TestData) -> AbiResult<T>,
+    ) -> AbiResult<T> {
+        self.on_stream(|state, stream| {
+            let data = &mut state.streams[stream].data;
+            if data.is_active() {
+                f(&mut state.collections, data)
             } else {
                 Err(AbiError::StopTest)
             }
