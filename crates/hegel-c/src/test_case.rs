@@ -278,6 +278,31 @@ impl TestCaseHandle {
         Ok(Busy(&self.busy))
     }
 
+    /// Claims the handle and locks its family, for one call: one atomic
+    /// read-modify-write fewer than [`TestCaseHandle::claim`] and then the
+    /// lock. When the lock is free, no call on the family is under way (a
+    /// call holds the lock all through), so none on this handle either:
+    /// the handle is marked busy with a plain store while the lock is held.
+    /// Otherwise it is claimed first, as before, and a call under way on it
+    /// (marked busy) is refused.
+    #[inline(always)]
+    fn claim_and_lock(&self) -> AbiResult<(Busy<'_>, MutexGuard<'_, FamilyState>)> {
+        let state = match self.family.state.try_lock() {
+            Ok(state) => state,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return self.claim_then_lock(),
+        };
+        self.busy.store(true, Ordering::Relaxed);
+        Ok((Busy(&self.busy), state))
+    }
+
+    /// [`TestCaseHandle::claim_and_lock`] while another call holds the lock.
+    #[inline(never)]
+    fn claim_then_lock(&self) -> AbiResult<(Busy<'_>, MutexGuard<'_, FamilyState>)> {
+        let busy = self.claim()?;
+        Ok((busy, self.family.lock()))
+    }
+
     /// Runs `f` on the test case's data: refused while another thread uses
     /// this handle, once the test case is complete, and (as `StopTest`, or a
     /// failed assumption when it was rejected) once its data is concluded:
@@ -306,8 +331,7 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut FamilyState, usize) -> AbiResult<T>,
     ) -> AbiResult<T> {
-        let _busy = self.claim()?;
-        let mut state = self.family.lock();
+        let (_busy, mut state) = self.claim_and_lock()?;
         if self.family.is_completed() {
             return Err(already_complete());
         }
