@@ -870,7 +870,9 @@ impl<T> FamilyLock<T> {
         self.locked
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
-            .then_some(Locked(self))
+            // Made only on success (lazily: a `Locked` made and dropped on
+            // failure would release another thread's lock).
+            .then(|| Locked(self))
     }
 
     /// The value, once no other thread holds it.
