@@ -12,7 +12,7 @@ use crate::test_case::{TestCaseHandle, handle, hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::choice::IntegerConstraints;
 use geist_engine::data::Collection;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Opaque to C: `hegel_collection_t`.
@@ -20,22 +20,102 @@ pub enum hegel_collection_t {}
 /// Opaque to C: `hegel_repeat_t`.
 pub enum hegel_repeat_t {}
 
-/// A collection's sizing state and the test case it belongs to. A vector
-/// makes one and asks it once per element, so collections live in place in
-/// [`COLLECTIONS`]: no allocation per collection, and finding one is a
-/// bounds check and a load.
+/// Where a collection handle's sizing state is: its test case and its
+/// place among that test case's collections. A vector makes one and asks it
+/// once per element, so handles live in place in [`COLLECTIONS`] (no
+/// allocation per collection, and finding one is a bounds check and a few
+/// loads), and the sizing state itself in the test case's family
+/// ([`Sizing`]), under the lock every draw takes anyway: a call on a
+/// collection takes no lock of its own.
 #[derive(Default)]
 pub struct CollectionHandle {
-    /// `None` while the slot is vacant.
-    sizing: Mutex<Option<Collection>>,
     /// The id of its test case ([`crate::test_case::Family::id`]).
     family: AtomicU64,
+    /// Its index among the family's collections.
+    index: AtomicUsize,
 }
 
 impl Reusable for CollectionHandle {
     fn reset(&self) {
-        *self.sizing.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.family.store(0, Ordering::Relaxed);
+        self.index.store(usize::MAX, Ordering::Relaxed);
+    }
+}
+
+/// A collection's sizing state, kept by its test case's family (guarded by
+/// the family's lock), with the handle it belongs to: an entry whose handle
+/// was freed is dropped when a new collection of the same test case is made
+/// and it is the newest (collections are mostly freed newest first), or
+/// else with the test case.
+pub struct Sizing {
+    handle: usize,
+    sizing: Collection,
+}
+
+/// A test case's collections' sizing states, by index. Most test cases
+/// that make collections make one, or one at a time: the vector's buffer
+/// goes back to its thread when the test case is dropped, and the next test
+/// case's first collection takes it (no allocation per test case; test
+/// cases without collections neither pay nor grow for it).
+#[derive(Default)]
+pub struct Collections(Vec<Sizing>);
+
+/// The largest buffer kept for reuse ([`SPARE`]), in entries.
+const SPARE_KEPT: usize = 64;
+
+std::thread_local! {
+    /// An empty buffer of the collections of a test case dropped on this
+    /// thread, for the next.
+    static SPARE: std::cell::Cell<Vec<Sizing>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Collections {
+    fn get_mut(&mut self, index: usize) -> Option<&mut Sizing> {
+        self.0.get_mut(index)
+    }
+
+    fn last(&self) -> Option<&Sizing> {
+        self.0.last()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn pop(&mut self) {
+        self.0.pop();
+    }
+
+    fn push(&mut self, sizing: Sizing) {
+        if self.0.capacity() == 0 {
+            self.0 = SPARE.try_with(std::cell::Cell::take).unwrap_or_default();
+        }
+        self.0.push(sizing);
+    }
+}
+
+impl Drop for Collections {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // Test cases without collections: nothing to give back.
+        if self.0.capacity() != 0 {
+            self.give_back();
+        }
+    }
+}
+
+impl Collections {
+    /// Gives the buffer back to this thread, emptied, for the next test case.
+    #[inline(never)]
+    fn give_back(&mut self) {
+        if self.0.capacity() > SPARE_KEPT {
+            return;
+        }
+        self.0.clear();
+        let buffer = std::mem::take(&mut self.0);
+        // Whatever the thread held already is dropped here (a thread
+        // ending drops the buffer with it).
+        let _ = SPARE.try_with(|spare| drop(spare.replace(buffer)));
     }
 }
 
@@ -66,20 +146,23 @@ fn lock<'a, T>(sizing: &'a Mutex<T>, what: &str) -> AbiResult<MutexGuard<'a, T>>
     }
 }
 
-/// The collection behind a handle, refused unless it was made in `tc`'s
-/// test case.
+/// The index among `tc`'s collections of the collection behind a handle,
+/// refused unless it was made in `tc`'s test case.
 #[inline(always)]
-fn collection_of(
-    tc: &TestCaseHandle,
-    collection: *const hegel_collection_t,
-) -> AbiResult<&'static CollectionHandle> {
+fn collection_of(tc: &TestCaseHandle, collection: *const hegel_collection_t) -> AbiResult<usize> {
+    // Read without checking the handle again after: a free (and reuse of
+    // the slot) meanwhile is seen under the family's lock ([`sizing_of`]).
     let found = COLLECTIONS.find(collection, COLLECTION_KIND, COLLECTION_NAME)?;
-    if found.family.load(Ordering::Relaxed) != tc.family.id {
+    let (family, index) = (
+        found.family.load(Ordering::Relaxed),
+        found.index.load(Ordering::Relaxed),
+    );
+    if family != tc.family.id {
         return Err(AbiError::InvalidHandle(
             "the collection belongs to another test case".into(),
         ));
     }
-    Ok(found)
+    Ok(index)
 }
 
 /// A collection freed while this call held it (another thread's free).
@@ -88,19 +171,24 @@ fn vacant() -> AbiError {
     AbiError::InvalidHandle("the collection was freed while in use".into())
 }
 
-/// The sizing state of `collection` (found as `found`), locked for this
-/// call; refused when the handle was freed since it was found.
-fn sizing_of<'a>(
+/// The sizing state of `collection` (found at `index`) among its family's
+/// collections, taken under the family's lock; refused when the handle was
+/// freed since it was found (its entry then names another handle, or none,
+/// or its handle is no longer live).
+fn sizing_of(
+    collections: &mut Collections,
     collection: *const hegel_collection_t,
-    found: &'a CollectionHandle,
-) -> AbiResult<MutexGuard<'a, Option<Collection>>> {
-    let sizing = lock(&found.sizing, COLLECTION_NAME)?;
-    // Under the lock a reuse's reset takes: a free (and reuse) of the slot
-    // since the lookup is seen, and none can happen until the call is done.
-    if sizing.is_none() || !COLLECTIONS.is_live(collection as usize, COLLECTION_KIND) {
-        return Err(vacant());
+    index: usize,
+) -> AbiResult<&mut Collection> {
+    match collections.get_mut(index) {
+        Some(entry)
+            if entry.handle == collection as usize
+                && COLLECTIONS.is_live(entry.handle, COLLECTION_KIND) =>
+        {
+            Ok(&mut entry.sizing)
+        }
+        _ => Err(vacant()),
     }
-    Ok(sizing)
 }
 
 /// Starts a collection.
@@ -123,14 +211,27 @@ pub extern "C" fn hegel_new_collection(
                 let (min, max) = size_bounds(min_size, max_size)?;
                 (min, Some(max))
             };
-            tc.draw(|_| Ok(()))?;
-            let handle = COLLECTIONS
-                .insert(COLLECTION_KIND, |collection| {
-                    *collection.sizing.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(Collection::new(max.0, max.1));
-                    collection.family.store(tc.family.id, Ordering::Relaxed);
-                })
-                .ok_or_else(|| AbiError::Internal("too many live collection handles".into()))?;
+            let handle = tc.draw_with_collections(|collections, _| {
+                // Entries of freed collections, newest first.
+                while collections
+                    .last()
+                    .is_some_and(|e| !COLLECTIONS.is_live(e.handle, COLLECTION_KIND))
+                {
+                    collections.pop();
+                }
+                let index = collections.len();
+                let handle = COLLECTIONS
+                    .insert(COLLECTION_KIND, |collection| {
+                        collection.family.store(tc.family.id, Ordering::Relaxed);
+                        collection.index.store(index, Ordering::Relaxed);
+                    })
+                    .ok_or_else(|| AbiError::Internal("too many live collection handles".into()))?;
+                collections.push(Sizing {
+                    handle,
+                    sizing: Collection::new(max.0, max.1),
+                });
+                Ok(handle)
+            })?;
             write(
                 out_collection,
                 handle as *mut hegel_collection_t,
@@ -150,11 +251,11 @@ pub extern "C" fn hegel_collection_more(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            let found = collection_of(tc, collection)?;
+            let index = collection_of(tc, collection)?;
             require(out_more, "out_more")?;
-            let mut sizing = sizing_of(collection, found)?;
-            let sizing = sizing.as_mut().ok_or_else(vacant)?;
-            let more = tc.draw(|data| Ok(sizing.more(data)?))?;
+            let more = tc.draw_with_collections(|collections, data| {
+                Ok(sizing_of(collections, collection, index)?.more(data)?)
+            })?;
             write(out_more, more, "out_more")
         })
     })
@@ -170,12 +271,12 @@ pub extern "C" fn hegel_collection_reject(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            let found = collection_of(tc, collection)?;
+            let index = collection_of(tc, collection)?;
             // SAFETY: the caller's optional view (validated, otherwise unused).
             unsafe { text::optional_text(why, "why")? };
-            let mut sizing = sizing_of(collection, found)?;
-            let sizing = sizing.as_mut().ok_or_else(vacant)?;
-            tc.draw(|data| Ok(sizing.reject(data)?))
+            tc.draw_with_collections(|collections, data| {
+                Ok(sizing_of(collections, collection, index)?.reject(data)?)
+            })
         })
     })
 }
@@ -257,35 +358,57 @@ pub extern "C" fn hegel_repeat_free(
 mod tests {
     use super::*;
 
-    /// A collection handle of family 42 wanting exactly three elements.
-    fn three() -> usize {
+    /// A collection handle of family 42, at `index` among its collections.
+    fn at(index: usize) -> usize {
         COLLECTIONS
             .insert(COLLECTION_KIND, |c| {
-                *c.sizing.lock().expect("unpoisoned") = Some(Collection::new(3, Some(3)));
                 c.family.store(42, Ordering::Relaxed);
+                c.index.store(index, Ordering::Relaxed);
             })
             .expect("inserts")
+    }
+
+    fn entry(handle: usize) -> Sizing {
+        Sizing {
+            handle,
+            sizing: Collection::new(3, Some(3)),
+        }
     }
 
     #[test]
     fn a_collection_freed_and_reused_while_a_call_holds_it_is_refused() {
         let mut reused = 0;
         for _ in 0..200 {
-            let old = three();
-            // A call found it; another thread frees it and makes a new
-            // collection of the same test case, in the same slot.
-            let found = COLLECTIONS.get(old, COLLECTION_KIND).expect("live");
+            let old = at(0);
+            let mut collections = Collections::default();
+            collections.push(entry(old));
+            let old_ptr = old as *const hegel_collection_t;
+            assert!(sizing_of(&mut collections, old_ptr, 0).is_ok());
+            // A call found it (index 0); another thread frees it, and the
+            // test case's next collection takes its place, maybe its slot.
             assert!(COLLECTIONS.free(old, COLLECTION_KIND));
-            let new = three();
+            assert!(
+                matches!(
+                    sizing_of(&mut collections, old_ptr, 0),
+                    Err(AbiError::InvalidHandle(_))
+                ),
+                "the call went on with a freed collection"
+            );
+            collections.pop();
+            let new = at(0);
+            collections.push(entry(new));
             if new & 0xFF_FFFF == old & 0xFF_FFFF {
                 reused += 1;
-                let old = old as *const hegel_collection_t;
-                assert!(
-                    matches!(sizing_of(old, found), Err(AbiError::InvalidHandle(_))),
-                    "the call went on with the new collection's sizing"
-                );
-                assert!(sizing_of(new as *const hegel_collection_t, found).is_ok());
             }
+            assert!(
+                matches!(
+                    sizing_of(&mut collections, old_ptr, 0),
+                    Err(AbiError::InvalidHandle(_))
+                ),
+                "the call went on with the new collection's sizing"
+            );
+            assert!(sizing_of(&mut collections, new as *const hegel_collection_t, 0).is_ok());
+            assert!(sizing_of(&mut collections, new as *const hegel_collection_t, 1).is_err());
             assert!(COLLECTIONS.free(new, COLLECTION_KIND));
         }
         assert!(reused >= 2, "the slot was reused in {reused} of 200 rounds");

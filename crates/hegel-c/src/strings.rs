@@ -7,7 +7,7 @@ use crate::abi::*;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::generate::default_max_size;
-use crate::handles::{self, handled};
+use crate::handles::{Pinned, Recent, Slots};
 use crate::test_case::{hegel_test_case_t, with_handle};
 use crate::text;
 use geist_engine::choice::SizeConstraints;
@@ -25,7 +25,22 @@ pub struct StringGenerator {
     /// For text generators: the character options, usable as an alphabet.
     alphabet: Option<Value>,
 }
-handled!(StringGenerator, 12, "string generator");
+
+/// The kind tag of string generator handles.
+const STRING_GENERATOR_KIND: u8 = 12;
+const STRING_GENERATOR_NAME: &str = "string generator";
+
+/// Every string generator handle, in place ([`Pinned`]): hegeltest's
+/// `text()` makes its generator anew for every draw (the same one, shared:
+/// see [`TEXT_GENERATORS`]), draws once and frees it, so a handle is made,
+/// looked up and freed in every test case.
+static STRING_GENERATORS: Slots<Pinned<StringGenerator>> = Slots::new();
+
+std::thread_local! {
+    /// The string generator handles this thread used last: a handle made
+    /// on this thread is found again with loads only.
+    static RECENT: std::cell::RefCell<Recent<StringGenerator>> = const { Recent::new() };
+}
 
 fn key(name: &str) -> Value {
     Value::text(name)
@@ -44,7 +59,10 @@ fn hand_out_shared(
     generator: Arc<StringGenerator>,
     out: *mut *mut hegel_string_generator_t,
 ) -> AbiResult {
-    write(out, handles::insert(generator)?, "out_generator")
+    let raw = STRING_GENERATORS
+        .insert_shared(&RECENT, STRING_GENERATOR_KIND, generator)
+        .ok_or_else(|| AbiError::Internal("too many live string generator handles".into()))?;
+    write(out, raw as *mut hegel_string_generator_t, "out_generator")
 }
 
 /// Text generators already built, by their schema. Building one builds its
@@ -172,10 +190,14 @@ pub fn alphabet_of(alphabet: *const hegel_string_generator_t) -> AbiResult<Optio
     if alphabet.is_null() {
         return Ok(None);
     }
-    let generator = handles::get::<StringGenerator, _>(alphabet)?;
-    generator
-        .alphabet
-        .clone()
+    STRING_GENERATORS
+        .with_shared(
+            &RECENT,
+            alphabet,
+            STRING_GENERATOR_KIND,
+            STRING_GENERATOR_NAME,
+            |generator| generator.alphabet.clone(),
+        )?
         .map(Some)
         .ok_or_else(|| AbiError::arg("the alphabet must be a text generator"))
 }
@@ -486,7 +508,12 @@ pub extern "C" fn hegel_string_generator_free(
     generator: *mut hegel_string_generator_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        handles::free::<StringGenerator, _>(generator).map(drop)
+        STRING_GENERATORS.release_shared(
+            &RECENT,
+            generator,
+            STRING_GENERATOR_KIND,
+            STRING_GENERATOR_NAME,
+        )
     })
 }
 
@@ -509,37 +536,43 @@ pub extern "C" fn hegel_generate_string(
 ) -> hegel_result_t {
     guard(ctx, || {
         with_handle(tc, |tc| {
-            handles::with::<StringGenerator, _, _>(generator, |generator| {
-                require(out_result, "out_result")?;
-                let drawn = tc.draw(|data| match &generator.schema {
-                    // A plain string (what text() makes): encoded straight from
-                    // the recorded choice, with room for the NUL the caller
-                    // gets, so the buffer is handed out without regrowing and
-                    // without a second, validating pass.
-                    Schema::String {
-                        alphabet,
-                        min_size,
-                        max_size,
-                    } => Ok(data.draw_string_with(
-                        Arc::clone(alphabet),
-                        SizeConstraints {
-                            min_size: *min_size,
-                            max_size: max_size.unwrap_or(usize::MAX),
+            STRING_GENERATORS.with_shared(
+                &RECENT,
+                generator,
+                STRING_GENERATOR_KIND,
+                STRING_GENERATOR_NAME,
+                |generator| {
+                    require(out_result, "out_result")?;
+                    let drawn = tc.draw(|data| match &generator.schema {
+                        // A plain string (what text() makes): encoded straight from
+                        // the recorded choice, with room for the NUL the caller
+                        // gets, so the buffer is handed out without regrowing and
+                        // without a second, validating pass.
+                        Schema::String {
+                            alphabet,
+                            min_size,
+                            max_size,
+                        } => Ok(data.draw_string_with(
+                            Arc::clone(alphabet),
+                            SizeConstraints {
+                                min_size: *min_size,
+                                max_size: max_size.unwrap_or(usize::MAX),
+                            },
+                            |points| {
+                                encode_utf8_with_room(points, 1)
+                                    .unwrap_or_else(|| lossy(encode_wtf8_with_room(points, 1)))
+                            },
+                        )?),
+                        schema => match generate(schema, data)? {
+                            Value::String(bytes) => Ok(lossy(bytes)),
+                            _ => Err(AbiError::Internal(
+                                "a string schema drew a non-string".into(),
+                            )),
                         },
-                        |points| {
-                            encode_utf8_with_room(points, 1)
-                                .unwrap_or_else(|| lossy(encode_wtf8_with_room(points, 1)))
-                        },
-                    )?),
-                    schema => match generate(schema, data)? {
-                        Value::String(bytes) => Ok(lossy(bytes)),
-                        _ => Err(AbiError::Internal(
-                            "a string schema drew a non-string".into(),
-                        )),
-                    },
-                })?;
-                write(out_result, text::owned_string(drawn), "out_result")
-            })?
+                    })?;
+                    write(out_result, text::owned_string(drawn), "out_result")
+                },
+            )?
         })
     })
 }

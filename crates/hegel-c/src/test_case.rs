@@ -15,6 +15,7 @@
 //! [`crate::run`]) through the family's [`Handback`].
 
 use crate::abi::*;
+use crate::collection::Collections;
 use crate::context::{guard, hegel_context_t, require, write};
 use crate::error::{AbiError, AbiResult};
 use crate::handles::{Pinned, Recent, Slots};
@@ -23,8 +24,9 @@ use crate::text;
 use geist_engine::data::MAX_STREAM_DEPTH;
 use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
+use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// Opaque to C: `hegel_test_case_t`.
@@ -57,7 +59,7 @@ pub struct Family {
     /// Distinct for every family the library makes: handles kept in place
     /// ([`Slots`]) name their test case by it.
     pub id: u64,
-    state: Mutex<FamilyState>,
+    state: FamilyLock<FamilyState>,
     completed: AtomicBool,
     handback: Option<Handback>,
     capture: bool,
@@ -83,6 +85,11 @@ struct FamilyState {
     /// the machine at that index is its handle's): guarded by the family's
     /// lock, as the choices they draw are.
     machines: Vec<(StateMachine, usize)>,
+    /// The test case's collections' sizing (their handles name them by
+    /// index; see [`crate::collection`]): guarded by the family's lock, as
+    /// the choices they draw are, so a collection's call takes no lock of
+    /// its own.
+    collections: Collections,
 }
 
 /// One stream of a test case: its data and where it was forked.
@@ -141,7 +148,7 @@ impl Family {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Arc::new(Family {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            state: Mutex::new(FamilyState {
+            state: FamilyLock::new(FamilyState {
                 streams: vec![Stream {
                     data,
                     fork: None,
@@ -151,6 +158,7 @@ impl Family {
                 observations: Observations::default(),
                 target_labels: Vec::new(),
                 machines: Vec::new(),
+                collections: Collections::default(),
             }),
             completed: AtomicBool::new(false),
             handback,
@@ -161,8 +169,8 @@ impl Family {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, FamilyState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> Locked<'_, FamilyState> {
+        self.state.lock()
     }
 
     /// The print document of drawn values and notes.
@@ -302,6 +310,29 @@ impl TestCaseHandle {
         Ok(Busy(&self.busy))
     }
 
+    /// Claims the handle and locks its family, for one call: one atomic
+    /// read-modify-write fewer than [`TestCaseHandle::claim`] and then the
+    /// lock. When the lock is free, no call on the family is under way (a
+    /// call holds the lock all through), so none on this handle either:
+    /// the handle is marked busy with a plain store while the lock is held.
+    /// Otherwise it is claimed first, as before, and a call under way on it
+    /// (marked busy) is refused.
+    #[inline(always)]
+    fn claim_and_lock(&self) -> AbiResult<(Busy<'_>, Locked<'_, FamilyState>)> {
+        let Some(state) = self.family.state.try_lock() else {
+            return self.claim_then_lock();
+        };
+        self.busy.store(true, Ordering::Relaxed);
+        Ok((Busy(&self.busy), state))
+    }
+
+    /// [`TestCaseHandle::claim_and_lock`] while another call holds the lock.
+    #[inline(never)]
+    fn claim_then_lock(&self) -> AbiResult<(Busy<'_>, Locked<'_, FamilyState>)> {
+        let busy = self.claim()?;
+        Ok((busy, self.family.lock()))
+    }
+
     /// Runs `f` on the test case's data: refused while another thread uses
     /// this handle, once the test case is complete, and (as `StopTest`, or a
     /// failed assumption when it was rejected) once its data is concluded:
@@ -330,8 +361,7 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut FamilyState, usize) -> AbiResult<T>,
     ) -> AbiResult<T> {
-        let _busy = self.claim()?;
-        let mut state = self.family.lock();
+        let (_busy, mut state) = self.claim_and_lock()?;
         if self.family.is_completed() {
             return Err(already_complete());
         }
@@ -377,6 +407,22 @@ impl TestCaseHandle {
             let data = &mut state.streams[stream].data;
             if data.is_active() {
                 f(&mut state.machines, data)
+            } else {
+                Err(AbiError::StopTest)
+            }
+        })
+    }
+
+    /// [`TestCaseHandle::draw`], with the test case's collections too.
+    #[inline(always)]
+    pub fn draw_with_collections<T>(
+        &self,
+        f: impl FnOnce(&mut Collections, &mut TestData) -> AbiResult<T>,
+    ) -> AbiResult<T> {
+        self.on_stream(|state, stream| {
+            let data = &mut state.streams[stream].data;
+            if data.is_active() {
+                f(&mut state.collections, data)
             } else {
                 Err(AbiError::StopTest)
             }
@@ -881,6 +927,102 @@ fn mark_complete(tc: &TestCaseHandle, status: u32, origin: *const hegel_string_t
     Ok(())
 }
 
+/// The lock of a family's state: taken once by every call on the test
+/// case, and almost never contended (only clones used on several threads
+/// at once contend), so it is a spin lock that yields: taking it is one
+/// compare-and-swap and releasing it one store, where a `Mutex` releases
+/// with a swap too (to find waiters to wake). A panic under the lock
+/// releases it as it unwinds (the state stays usable, as a poisoned
+/// `Mutex`'s was, into_inner, everywhere).
+struct FamilyLock<T> {
+    locked: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is reached only through a `Locked`, and at most one
+// `Locked` exists at a time (made by the compare-and-swap that set
+// `locked`, which its drop clears): the value moves between threads, never
+// shared, so `T: Send` suffices.
+unsafe impl<T: Send> Sync for FamilyLock<T> {}
+
+impl<T> FamilyLock<T> {
+    fn new(value: T) -> FamilyLock<T> {
+        FamilyLock {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// The value, unless another thread holds it.
+    #[inline(always)]
+    fn try_lock(&self) -> Option<Locked<'_, T>> {
+        self.locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            // Made only on success (lazily: a `Locked` made and dropped on
+            // failure would release another thread's lock).
+            .then(|| Locked(self))
+    }
+
+    /// The value, once no other thread holds it.
+    #[inline(always)]
+    fn lock(&self) -> Locked<'_, T> {
+        match self.try_lock() {
+            Some(locked) => locked,
+            None => self.lock_contended(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) -> Locked<'_, T> {
+        let mut spins = 0u32;
+        loop {
+            if !self.locked.load(Ordering::Relaxed)
+                && let Some(locked) = self.try_lock()
+            {
+                return locked;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// A held [`FamilyLock`]: the value, until dropped.
+struct Locked<'a, T>(&'a FamilyLock<T>);
+
+impl<T> std::ops::Deref for Locked<'_, T> {
+    type Target = T;
+
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        // SAFETY: this `Locked` holds the lock (see `FamilyLock`'s Sync):
+        // no other reference to the value exists while it lives.
+        unsafe { &*self.0.value.get() }
+    }
+}
+
+impl<T> std::ops::DerefMut for Locked<'_, T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`, and `&mut self` makes this the only
+        // reference through this `Locked`.
+        unsafe { &mut *self.0.value.get() }
+    }
+}
+
+impl<T> Drop for Locked<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.0.locked.store(false, Ordering::Release);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -942,5 +1084,34 @@ mod tests {
             cached_label_from_name(b"hegel::generators"),
             label_from_name(b"hegel::generators")
         );
+    }
+
+    #[test]
+    fn the_family_lock_excludes_other_threads_and_a_panic_releases_it() {
+        let lock = Arc::new(FamilyLock::new(0u64));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let lock = Arc::clone(&lock);
+                std::thread::spawn(move || {
+                    for _ in 0..50 {
+                        *lock.lock() += 1;
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().expect("joins");
+        }
+        assert_eq!(*lock.lock(), 200);
+        {
+            let _held = lock.try_lock().expect("free");
+            assert!(lock.try_lock().is_none());
+        }
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _held = lock.lock();
+            panic!("a panic under the family lock");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(*lock.try_lock().expect("released by the unwind"), 200);
     }
 }

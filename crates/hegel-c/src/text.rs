@@ -10,6 +10,7 @@ use crate::abi::{hegel_owned_string_t, hegel_string_t};
 use crate::error::{AbiError, AbiResult};
 use std::collections::HashSet;
 use std::ffi::c_char;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 /// The bytes of an input view (`what` names the argument in errors).
@@ -182,13 +183,77 @@ impl std::fmt::Debug for LentText {
     }
 }
 
-/// Addresses of the owned buffers handed out and not yet freed (one is
-/// added and removed per string drawn: hashed with a fast hash, not SipHash).
+/// Addresses of the owned buffers handed out and not yet freed, beyond
+/// those [`FRONT`] holds (hashed with a fast hash, not SipHash).
 type Addresses = HashSet<usize, foldhash::fast::RandomState>;
 static OWNED: LazyLock<Mutex<Addresses>> = LazyLock::new(|| Mutex::new(Addresses::default()));
+/// How many addresses [`OWNED`] holds: while none, a lookup that [`FRONT`]
+/// misses takes no lock.
+static OWNED_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 fn owned() -> std::sync::MutexGuard<'static, Addresses> {
     OWNED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How many windows [`FRONT`] has, and how many places each.
+const FRONT_WINDOWS: usize = 256;
+const WINDOW: usize = 8;
+
+/// The registry's front: places for the addresses of owned buffers handed
+/// out and not yet freed (0 in a free place), each address in a window of
+/// [`WINDOW`] places chosen by its hash. One string is drawn, handed out
+/// and freed per test case: its address goes in and out with one atomic
+/// compare-and-swap each, where a locked set costs a lock and an unlock
+/// each way. An address whose window is full goes to [`OWNED`]. An address
+/// is in one place at a time (it is registered after its buffer is made
+/// and taken out before the buffer is freed); a free looks it up in its
+/// whole window (a place freed meanwhile ends no search).
+static FRONT: [AtomicUsize; FRONT_WINDOWS * WINDOW] =
+    [const { AtomicUsize::new(0) }; FRONT_WINDOWS * WINDOW];
+
+/// The window of `address` in [`FRONT`].
+#[inline(always)]
+fn window(address: usize) -> &'static [AtomicUsize] {
+    let hash = (address as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56;
+    let start = hash as usize % FRONT_WINDOWS * WINDOW;
+    &FRONT[start..start + WINDOW]
+}
+
+/// Records `address` (non-zero) as handed out.
+fn register(address: usize) {
+    for place in window(address) {
+        if place.load(Ordering::Relaxed) == 0
+            && place
+                .compare_exchange(0, address, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            return;
+        }
+    }
+    let mut owned = owned();
+    owned.insert(address);
+    OWNED_COUNT.store(owned.len(), Ordering::Release);
+}
+
+/// Takes `address` out of the record; `false` when it is not in it (never
+/// handed out, or freed already).
+fn unregister(address: usize) -> bool {
+    for place in window(address) {
+        if place.load(Ordering::Acquire) == address
+            && place
+                .compare_exchange(address, 0, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            return true;
+        }
+    }
+    if OWNED_COUNT.load(Ordering::Acquire) == 0 {
+        return false;
+    }
+    let mut owned = owned();
+    let removed = owned.remove(&address);
+    OWNED_COUNT.store(owned.len(), Ordering::Release);
+    removed
 }
 
 /// Hands out `bytes`, NUL-terminated, as a buffer the caller owns: its
@@ -200,7 +265,7 @@ pub fn hand_out(mut bytes: Vec<u8>) -> (*mut u8, usize) {
     bytes.reserve_exact(1);
     bytes.push(0);
     let data = Box::into_raw(bytes.into_boxed_slice()).cast::<u8>();
-    owned().insert(data as usize);
+    register(data as usize);
     (data, len)
 }
 
@@ -209,7 +274,7 @@ pub fn take_back(data: *mut u8, len: usize, what: &str) -> AbiResult {
     if data.is_null() {
         return Ok(());
     }
-    if !owned().remove(&(data as usize)) {
+    if !unregister(data as usize) {
         return Err(AbiError::arg(format!(
             "{what}: {data:p} is not a buffer libhegel handed out, or it was freed already"
         )));
@@ -275,5 +340,21 @@ mod tests {
         assert!(take_back(s.data as *mut u8, s.len, "s").is_err());
         let lent = LentText::new("xyz");
         assert!(take_back(lent.view().data as *mut u8, 3, "lent").is_err());
+    }
+
+    #[test]
+    fn buffers_beyond_the_front_are_recorded_and_freed_once() {
+        // More buffers live at once than the front has places: some go to
+        // the locked set, and every one is taken back.
+        let strings: Vec<_> = (0..FRONT_WINDOWS * WINDOW + 100)
+            .map(|i| owned_string(i.to_string()))
+            .collect();
+        assert!(OWNED_COUNT.load(Ordering::Acquire) > 0);
+        for s in &strings {
+            take_back(s.data as *mut u8, s.len, "s").expect("first free");
+        }
+        // A buffer never handed out is refused.
+        let mut other = [1u8, 0];
+        assert!(take_back(other.as_mut_ptr(), 1, "other").is_err());
     }
 }
