@@ -24,7 +24,6 @@ use crate::text;
 use geist_engine::data::MAX_STREAM_DEPTH;
 use geist_engine::state_machine::StateMachine;
 use geist_engine::{Status, TestData};
-use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -929,99 +928,15 @@ fn mark_complete(tc: &TestCaseHandle, status: u32, origin: *const hegel_string_t
 
 /// The lock of a family's state: taken once by every call on the test
 /// case, and almost never contended (only clones used on several threads
-/// at once contend), so it is a spin lock that yields: taking it is one
-/// compare-and-swap and releasing it one store, where a `Mutex` releases
-/// with a swap too (to find waiters to wake). A panic under the lock
-/// releases it as it unwinds (the state stays usable, as a poisoned
-/// `Mutex`'s was, into_inner, everywhere).
-struct FamilyLock<T> {
-    locked: AtomicBool,
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: the value is reached only through a `Locked`, and at most one
-// `Locked` exists at a time (made by the compare-and-swap that set
-// `locked`, which its drop clears): the value moves between threads, never
-// shared, so `T: Send` suffices.
-unsafe impl<T: Send> Sync for FamilyLock<T> {}
-
-impl<T> FamilyLock<T> {
-    fn new(value: T) -> FamilyLock<T> {
-        FamilyLock {
-            locked: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    /// The value, unless another thread holds it.
-    #[inline(always)]
-    fn try_lock(&self) -> Option<Locked<'_, T>> {
-        self.locked
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-            // Made only on success (lazily: a `Locked` made and dropped on
-            // failure would release another thread's lock).
-            .then(|| Locked(self))
-    }
-
-    /// The value, once no other thread holds it.
-    #[inline(always)]
-    fn lock(&self) -> Locked<'_, T> {
-        match self.try_lock() {
-            Some(locked) => locked,
-            None => self.lock_contended(),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn lock_contended(&self) -> Locked<'_, T> {
-        let mut spins = 0u32;
-        loop {
-            if !self.locked.load(Ordering::Relaxed)
-                && let Some(locked) = self.try_lock()
-            {
-                return locked;
-            }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-    }
-}
+/// at once contend), so a spin lock that yields while contended: taking it
+/// is one compare-and-swap and releasing it one store, where a `Mutex`
+/// releases with a swap too (to find waiters to wake). A panic under the
+/// lock releases it as its guard unwinds (the state stays usable, as a
+/// poisoned `Mutex`'s was, into_inner, everywhere).
+type FamilyLock<T> = spin::mutex::SpinMutex<T, spin::relax::Yield>;
 
 /// A held [`FamilyLock`]: the value, until dropped.
-struct Locked<'a, T>(&'a FamilyLock<T>);
-
-impl<T> std::ops::Deref for Locked<'_, T> {
-    type Target = T;
-
-    #[inline(always)]
-    fn deref(&self) -> &T {
-        // SAFETY: this `Locked` holds the lock (see `FamilyLock`'s Sync):
-        // no other reference to the value exists while it lives.
-        unsafe { &*self.0.value.get() }
-    }
-}
-
-impl<T> std::ops::DerefMut for Locked<'_, T> {
-    #[inline(always)]
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`, and `&mut self` makes this the only
-        // reference through this `Locked`.
-        unsafe { &mut *self.0.value.get() }
-    }
-}
-
-impl<T> Drop for Locked<'_, T> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        self.0.locked.store(false, Ordering::Release);
-    }
-}
+type Locked<'a, T> = spin::mutex::SpinMutexGuard<'a, T, spin::relax::Yield>;
 
 #[cfg(test)]
 mod tests {
