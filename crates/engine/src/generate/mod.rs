@@ -102,15 +102,14 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
                 while collection.more(data)? {
                     out.push(Value::Integer(data.draw_prepared_integer(c)?));
                 }
-                data.stop_span(false);
-                return Ok(Value::Array(out));
-            }
-            while collection.more(data)? {
-                let v = generate_element(elements, data)?;
-                if *unique && out.iter().any(|seen| seen.same_as(&v)) {
-                    collection.reject(data)?;
-                } else {
-                    out.push(v);
+            } else {
+                while collection.more(data)? {
+                    let v = generate_element(elements, data)?;
+                    if *unique && out.iter().any(|seen| seen.same_as(&v)) {
+                        collection.reject(data)?;
+                    } else {
+                        out.push(v);
+                    }
                 }
             }
             data.stop_span(false);
