@@ -338,13 +338,29 @@ impl TestCaseHandle {
     /// out of choices, nested too deep, or rejected.
     #[inline(always)]
     pub fn draw<T>(&self, f: impl FnOnce(&mut TestData) -> AbiResult<T>) -> AbiResult<T> {
+        self.draw_in_family(|data, _, _| f(data))
+    }
+
+    /// [`TestCaseHandle::draw`], with the family's state machines and
+    /// collections beside the data (all under the family's lock).
+    #[inline(always)]
+    fn draw_in_family<T>(
+        &self,
+        f: impl FnOnce(&mut TestData, &mut Vec<(StateMachine, usize)>, &mut Collections) -> AbiResult<T>,
+    ) -> AbiResult<T> {
         self.on_stream(|state, stream| {
-            let data = &mut state.streams[stream].data;
+            let FamilyState {
+                streams,
+                machines,
+                collections,
+                ..
+            } = state;
+            let data = &mut streams[stream].data;
             // A concluded test case takes nothing more, even a call that
             // makes no choice: the caller unwinds at once rather than
             // finishing a value on a dead stream.
             if data.is_active() {
-                f(data)
+                f(data, machines, collections)
             } else {
                 Err(AbiError::StopTest)
             }
@@ -402,14 +418,7 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut Vec<(StateMachine, usize)>, &mut TestData) -> AbiResult<T>,
     ) -> AbiResult<T> {
-        self.on_stream(|state, stream| {
-            let data = &mut state.streams[stream].data;
-            if data.is_active() {
-                f(&mut state.machines, data)
-            } else {
-                Err(AbiError::StopTest)
-            }
-        })
+        self.draw_in_family(|data, machines, _| f(machines, data))
     }
 
     /// [`TestCaseHandle::draw`], with the test case's collections too.
@@ -418,14 +427,7 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut Collections, &mut TestData) -> AbiResult<T>,
     ) -> AbiResult<T> {
-        self.on_stream(|state, stream| {
-            let data = &mut state.streams[stream].data;
-            if data.is_active() {
-                f(&mut state.collections, data)
-            } else {
-                Err(AbiError::StopTest)
-            }
-        })
+        self.draw_in_family(|data, _, collections| f(collections, data))
     }
 
     /// Forks a new stream from this handle's at its current position;
