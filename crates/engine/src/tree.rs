@@ -937,9 +937,14 @@ impl DataTree {
     /// Makes node `at` (fresh: nothing known of it) own a tail of `nodes`,
     /// which a test case made from there on.
     fn grow_tail(&mut self, at: NodeId, nodes: &[ChoiceNode], ended: bool, path: &[NodeId]) {
-        let base = self.tail_values.len() as u32;
-        self.tail_values.reserve(nodes.len());
-        self.tail_kinds.reserve(nodes.len());
+        let base = self.tail_values.len();
+        // The tail's words and kinds are sized once and filled in place by
+        // a loop without a capacity check per choice; the vectors are held
+        // apart from `self` meanwhile, for `intern` and `spill`.
+        let mut values = std::mem::take(&mut self.tail_values);
+        let mut kinds = std::mem::take(&mut self.tail_kinds);
+        values.resize(base + nodes.len(), 0);
+        kinds.resize(base + nodes.len(), 0);
         // A test case draws the same few kinds of choice over and over (a
         // state machine's step cycles through more than two: go on?, rule,
         // swarm flags, the rule's draws): the last eight kinds are looked up
@@ -958,53 +963,77 @@ impl DataTree {
                 (0, UNKNOWN),
             ),
         );
-        for node in nodes {
-            // (No kind met yet: its id is `UNKNOWN`, as for no match.)
-            let same = match &node.constraints {
-                Constraints::Integer(c) if last_integer.0 == *c => last_integer.1,
-                Constraints::Boolean { p } if last_boolean.0 == p.to_bits() => last_boolean.1,
-                _ => UNKNOWN,
-            };
-            let id = if same != UNKNOWN {
-                same
-            } else {
-                let id = match last[..known]
-                    .iter()
-                    .find(|(c, _)| exactly_equal(c, &node.constraints))
+        let slots = values[base..].iter_mut().zip(&mut kinds[base..]);
+        for (node, (word_slot, kind_slot)) in nodes.iter().zip(slots) {
+            // Nearly every choice: an integer fitting a word, or a boolean,
+            // of the last such kind, decided by one match.
+            let (id, word, tag) = match (&node.constraints, &node.value) {
+                (Constraints::Integer(c), &ChoiceValue::Integer(v))
+                    if last_integer.1 != UNKNOWN
+                        && v as i64 as i128 == v
+                        && last_integer.0 == *c =>
                 {
-                    Some(&(_, id)) => id,
-                    None => {
-                        let id = self.intern(&node.constraints);
-                        last.rotate_right(1);
-                        last[0] = (&node.constraints, id);
-                        known = (known + 1).min(last.len());
-                        id
-                    }
-                };
-                match &node.constraints {
-                    Constraints::Integer(c) => last_integer = (c.clone(), id),
-                    Constraints::Boolean { p } => last_boolean = (p.to_bits(), id),
-                    _ => {}
+                    (last_integer.1, v as u64, TailWord::Integer)
                 }
-                id
+                (Constraints::Boolean { p }, &ChoiceValue::Boolean(v))
+                    if last_boolean.1 != UNKNOWN && last_boolean.0 == p.to_bits() =>
+                {
+                    (last_boolean.1, u64::from(v), TailWord::Boolean)
+                }
+                _ => {
+                    // (No kind met yet: its id is `UNKNOWN`, as for no match.)
+                    let same = match &node.constraints {
+                        Constraints::Integer(c) if last_integer.0 == *c => last_integer.1,
+                        Constraints::Boolean { p } if last_boolean.0 == p.to_bits() => {
+                            last_boolean.1
+                        }
+                        _ => UNKNOWN,
+                    };
+                    let id = if same != UNKNOWN {
+                        same
+                    } else {
+                        let id = match last[..known]
+                            .iter()
+                            .find(|(c, _)| exactly_equal(c, &node.constraints))
+                        {
+                            Some(&(_, id)) => id,
+                            None => {
+                                let id = self.intern(&node.constraints);
+                                last.rotate_right(1);
+                                last[0] = (&node.constraints, id);
+                                known = (known + 1).min(last.len());
+                                id
+                            }
+                        };
+                        match &node.constraints {
+                            Constraints::Integer(c) => last_integer = (c.clone(), id),
+                            Constraints::Boolean { p } => last_boolean = (p.to_bits(), id),
+                            _ => {}
+                        }
+                        id
+                    };
+                    let (word, tag) = match node.value {
+                        ChoiceValue::Integer(v) if v as i64 as i128 == v => {
+                            (v as u64, TailWord::Integer)
+                        }
+                        ChoiceValue::Boolean(v) => (u64::from(v), TailWord::Boolean),
+                        ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
+                        _ => self.spill(&node.value),
+                    };
+                    (id, word, tag)
+                }
             };
             debug_assert!(id <= ID_MASK, "{id} interned constraints");
-            let (word, tag) = match node.value {
-                ChoiceValue::Integer(v) if v as i64 as i128 == v => (v as u64, TailWord::Integer),
-                ChoiceValue::Boolean(v) => (u64::from(v), TailWord::Boolean),
-                ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
-                _ => self.spill(&node.value),
-            };
-            self.tail_values.push(word);
             let forced = if node.forced { FORCED } else { 0 };
-            self.tail_kinds.push(id | forced | tag.bits());
+            *word_slot = word;
+            *kind_slot = id | forced | tag.bits();
         }
         self.last_tail_kinds = (last_integer, last_boolean);
         let len = nodes.len() as u32;
         // Every path from the choice after the last free one that permits
         // more than one value is exhausted, when the test case ended.
         let exhausted_from = if ended {
-            self.tail_kinds[base as usize..]
+            kinds[base..]
                 .iter()
                 .rposition(|&kind| {
                     kind & FORCED == 0 && !self.single_valued[(kind & ID_MASK) as usize]
@@ -1013,6 +1042,9 @@ impl DataTree {
         } else {
             len + 1
         };
+        self.tail_values = values;
+        self.tail_kinds = kinds;
+        let base = base as u32;
         let tail = self.tails.len() as u32;
         self.tails.push(Tail {
             base,
