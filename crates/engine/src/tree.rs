@@ -302,6 +302,43 @@ impl TailWord {
     }
 }
 
+/// Writes the words and kinds of the longest prefix of `nodes` made of
+/// integers fitting a word under the constraints `integer` holds and booleans
+/// whose probability has the bits `boolean` holds, each kind with its id (an
+/// `UNKNOWN` id matches nothing); returns how many it wrote. `values` and
+/// `kinds` are at least as long as `nodes`' prefix.
+#[inline(never)]
+fn record_run(
+    nodes: &[ChoiceNode],
+    values: &mut [u64],
+    kinds: &mut [u32],
+    integer: &(CompactIntegerConstraints, ConstraintsId),
+    boolean: (u64, ConstraintsId),
+) -> usize {
+    let integer_kind = integer.1 | TailWord::Integer.bits();
+    let boolean_kind = boolean.1 | TailWord::Boolean.bits();
+    let mut written = 0;
+    for (node, (word_slot, kind_slot)) in nodes.iter().zip(values.iter_mut().zip(kinds)) {
+        let (word, kind) = match (&node.constraints, &node.value) {
+            (Constraints::Integer(c), &ChoiceValue::Integer(v))
+                if v as i64 as i128 == v && integer.1 != UNKNOWN && integer.0 == *c =>
+            {
+                (v as u64, integer_kind)
+            }
+            (Constraints::Boolean { p }, &ChoiceValue::Boolean(v))
+                if boolean.1 != UNKNOWN && boolean.0 == p.to_bits() =>
+            {
+                (u64::from(v), boolean_kind)
+            }
+            _ => break,
+        };
+        *word_slot = word;
+        *kind_slot = kind | if node.forced { FORCED } else { 0 };
+        written += 1;
+    }
+    written
+}
+
 /// A place in the tree: a node, or (`offset` > 0) a choice `offset` steps
 /// into the tail the node owns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -963,70 +1000,65 @@ impl DataTree {
                 (0, UNKNOWN),
             ),
         );
-        let slots = values[base..].iter_mut().zip(&mut kinds[base..]);
-        for (node, (word_slot, kind_slot)) in nodes.iter().zip(slots) {
+        let mut done = 0;
+        while done < nodes.len() {
             // Nearly every choice: an integer fitting a word, or a boolean,
-            // of the last such kind, decided by one match.
-            let (id, word, tag) = match (&node.constraints, &node.value) {
-                (Constraints::Integer(c), &ChoiceValue::Integer(v))
-                    if last_integer.1 != UNKNOWN
-                        && v as i64 as i128 == v
-                        && last_integer.0 == *c =>
-                {
-                    (last_integer.1, v as u64, TailWord::Integer)
-                }
-                (Constraints::Boolean { p }, &ChoiceValue::Boolean(v))
-                    if last_boolean.1 != UNKNOWN && last_boolean.0 == p.to_bits() =>
-                {
-                    (last_boolean.1, u64::from(v), TailWord::Boolean)
-                }
-                _ => {
-                    // (No kind met yet: its id is `UNKNOWN`, as for no match.)
-                    let same = match &node.constraints {
-                        Constraints::Integer(c) if last_integer.0 == *c => last_integer.1,
-                        Constraints::Boolean { p } if last_boolean.0 == p.to_bits() => {
-                            last_boolean.1
+            // of the last such kind, written by a loop of their own.
+            done += record_run(
+                &nodes[done..],
+                &mut values[base + done..],
+                &mut kinds[base + done..],
+                &last_integer,
+                last_boolean,
+            );
+            let Some(node) = nodes.get(done) else {
+                break;
+            };
+            let (id, word, tag) = {
+                // (No kind met yet: its id is `UNKNOWN`, as for no match.)
+                let same = match &node.constraints {
+                    Constraints::Integer(c) if last_integer.0 == *c => last_integer.1,
+                    Constraints::Boolean { p } if last_boolean.0 == p.to_bits() => last_boolean.1,
+                    _ => UNKNOWN,
+                };
+                let id = if same != UNKNOWN {
+                    same
+                } else {
+                    let id = match last[..known]
+                        .iter()
+                        .find(|(c, _)| exactly_equal(c, &node.constraints))
+                    {
+                        Some(&(_, id)) => id,
+                        None => {
+                            let id = self.intern(&node.constraints);
+                            last.rotate_right(1);
+                            last[0] = (&node.constraints, id);
+                            known = (known + 1).min(last.len());
+                            id
                         }
-                        _ => UNKNOWN,
                     };
-                    let id = if same != UNKNOWN {
-                        same
-                    } else {
-                        let id = match last[..known]
-                            .iter()
-                            .find(|(c, _)| exactly_equal(c, &node.constraints))
-                        {
-                            Some(&(_, id)) => id,
-                            None => {
-                                let id = self.intern(&node.constraints);
-                                last.rotate_right(1);
-                                last[0] = (&node.constraints, id);
-                                known = (known + 1).min(last.len());
-                                id
-                            }
-                        };
-                        match &node.constraints {
-                            Constraints::Integer(c) => last_integer = (c.clone(), id),
-                            Constraints::Boolean { p } => last_boolean = (p.to_bits(), id),
-                            _ => {}
-                        }
-                        id
-                    };
-                    let (word, tag) = match node.value {
-                        ChoiceValue::Integer(v) if v as i64 as i128 == v => {
-                            (v as u64, TailWord::Integer)
-                        }
-                        ChoiceValue::Boolean(v) => (u64::from(v), TailWord::Boolean),
-                        ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
-                        _ => self.spill(&node.value),
-                    };
-                    (id, word, tag)
-                }
+                    match &node.constraints {
+                        Constraints::Integer(c) => last_integer = (c.clone(), id),
+                        Constraints::Boolean { p } => last_boolean = (p.to_bits(), id),
+                        _ => {}
+                    }
+                    id
+                };
+                let (word, tag) = match node.value {
+                    ChoiceValue::Integer(v) if v as i64 as i128 == v => {
+                        (v as u64, TailWord::Integer)
+                    }
+                    ChoiceValue::Boolean(v) => (u64::from(v), TailWord::Boolean),
+                    ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
+                    _ => self.spill(&node.value),
+                };
+                (id, word, tag)
             };
             debug_assert!(id <= ID_MASK, "{id} interned constraints");
             let forced = if node.forced { FORCED } else { 0 };
-            *word_slot = word;
-            *kind_slot = id | forced | tag.bits();
+            values[base + done] = word;
+            kinds[base + done] = id | forced | tag.bits();
+            done += 1;
         }
         self.last_tail_kinds = (last_integer, last_boolean);
         let len = nodes.len() as u32;
