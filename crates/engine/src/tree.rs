@@ -303,7 +303,8 @@ impl TailWord {
 }
 
 /// Writes the words and kinds of the longest prefix of `nodes` made of
-/// integers fitting a word under the constraints `integer` holds and booleans
+/// integers under the constraints `integer` holds (those wider than a word
+/// pushed on `spilled`, as [`DataTree::spill`] does) and booleans
 /// whose probability has the bits `boolean` holds, each kind with its id (an
 /// `UNKNOWN` id matches nothing); returns how many it wrote. `values` and
 /// `kinds` are at least as long as `nodes`' prefix.
@@ -312,18 +313,26 @@ fn record_run(
     nodes: &[ChoiceNode],
     values: &mut [u64],
     kinds: &mut [u32],
+    spilled: &mut Vec<ChoiceValue>,
     integer: &(CompactIntegerConstraints, ConstraintsId),
     boolean: (u64, ConstraintsId),
 ) -> usize {
     let integer_kind = integer.1 | TailWord::Integer.bits();
     let boolean_kind = boolean.1 | TailWord::Boolean.bits();
+    let spilled_kind = integer.1 | TailWord::Spilled.bits();
     let mut written = 0;
     for (node, (word_slot, kind_slot)) in nodes.iter().zip(values.iter_mut().zip(kinds)) {
         let (word, kind) = match (&node.constraints, &node.value) {
             (Constraints::Integer(c), &ChoiceValue::Integer(v))
-                if v as i64 as i128 == v && integer.1 != UNKNOWN && integer.0 == *c =>
+                if integer.1 != UNKNOWN && integer.0 == *c =>
             {
-                (v as u64, integer_kind)
+                if v as i64 as i128 == v {
+                    (v as u64, integer_kind)
+                } else {
+                    // Wider than a word: held in `spilled`, at the word's
+                    // index (as `DataTree::spill` holds it).
+                    (spill_integer(spilled, v), spilled_kind)
+                }
             }
             (Constraints::Boolean { p }, &ChoiceValue::Boolean(v))
                 if boolean.1 != UNKNOWN && boolean.0 == p.to_bits() =>
@@ -337,6 +346,14 @@ fn record_run(
         written += 1;
     }
     written
+}
+
+/// Pushes integer `v` on `spilled`; returns its index.
+#[cold]
+#[inline(never)]
+fn spill_integer(spilled: &mut Vec<ChoiceValue>, v: i128) -> u64 {
+    spilled.push(ChoiceValue::Integer(v));
+    (spilled.len() - 1) as u64
 }
 
 /// A place in the tree: a node, or (`offset` > 0) a choice `offset` steps
@@ -1008,6 +1025,7 @@ impl DataTree {
                 &nodes[done..],
                 &mut values[base + done..],
                 &mut kinds[base + done..],
+                &mut self.tail_spilled,
                 &last_integer,
                 last_boolean,
             );
