@@ -1765,6 +1765,39 @@ mod tests {
     }
 
     #[test]
+    fn a_run_of_wide_integers_and_booleans_is_recorded_as_drawn() {
+        // Integers under bounds wider than a word (values in and out of a
+        // word's range, the latter spilled) alternating with booleans: the
+        // tail's run as `record_run` writes it.
+        let wide = |v: i128| ChoiceNode {
+            constraints: Constraints::integer(IntegerConstraints {
+                min: Some(i128::MIN),
+                max: Some(i128::MAX),
+                shrink_towards: 0,
+            }),
+            value: ChoiceValue::Integer(v),
+            forced: false,
+        };
+        let values = [3, i128::MAX, -7, i128::MIN + 1, 1 << 64, 0];
+        let nodes: Vec<ChoiceNode> = values
+            .iter()
+            .flat_map(|&v| [boolean(true), wide(v)])
+            .chain([boolean(false)])
+            .collect();
+        let mut tree = DataTree::default();
+        assert!(tree.record(&nodes, true, &[]).unwrap());
+        assert!(!tree.record(&nodes, true, &[]).unwrap());
+        // Each value, in or out of a word, is told apart from another.
+        for k in 0..values.len() {
+            let mut other = nodes.clone();
+            other[2 * k + 1] = wide(values[k] ^ 1);
+            assert!(tree.record(&other, true, &[]).unwrap(), "choice {k}");
+            assert!(!tree.record(&other, true, &[]).unwrap(), "choice {k}");
+        }
+        assert!(!tree.record(&nodes, true, &[]).unwrap());
+    }
+
+    #[test]
     fn a_test_without_choices_is_exhausted_after_one_test_case() {
         let mut tree = DataTree::default();
         assert!(!tree.is_exhausted());
