@@ -107,7 +107,7 @@ pub struct IntegerConstraints {
 /// The form is canonical (bounds that fit are always held in line, an
 /// absent bound as zero), so two are equal exactly when the constraints
 /// they hold are.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub enum CompactIntegerConstraints {
     /// Bounds and the simplest value that fit in an `i64`.
     Narrow {
@@ -233,6 +233,40 @@ impl CompactIntegerConstraints {
 
 /// Written out: every recorded integer choice clones its constraints, and
 /// the derived clone copies the in-line form field by field.
+impl PartialEq for CompactIntegerConstraints {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        use CompactIntegerConstraints::{Narrow, Wide};
+        match (self, other) {
+            (
+                Narrow {
+                    min,
+                    max,
+                    shrink_towards,
+                    bounds,
+                },
+                Narrow {
+                    min: other_min,
+                    max: other_max,
+                    shrink_towards: other_shrink_towards,
+                    bounds: other_bounds,
+                },
+            ) => {
+                min == other_min
+                    && max == other_max
+                    && shrink_towards == other_shrink_towards
+                    && bounds == other_bounds
+            }
+            // Wide constraints drawn with over and over are one allocation
+            // shared by their choices: the same pointer is equal without
+            // reading the bounds (which are integers only, so equality is
+            // reflexive).
+            (Wide(a), Wide(b)) => Arc::ptr_eq(a, b) || a == b,
+            _ => false,
+        }
+    }
+}
+
 impl Clone for CompactIntegerConstraints {
     #[inline]
     fn clone(&self) -> Self {

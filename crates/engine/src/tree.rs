@@ -302,6 +302,60 @@ impl TailWord {
     }
 }
 
+/// Writes the words and kinds of the longest prefix of `nodes` made of
+/// integers under the constraints `integer` holds (those wider than a word
+/// pushed on `spilled`, as [`DataTree::spill`] does) and booleans
+/// whose probability has the bits `boolean` holds, each kind with its id (an
+/// `UNKNOWN` id matches nothing); returns how many it wrote. `values` and
+/// `kinds` are at least as long as `nodes`' prefix.
+#[inline(never)]
+fn record_run(
+    nodes: &[ChoiceNode],
+    values: &mut [u64],
+    kinds: &mut [u32],
+    spilled: &mut Vec<ChoiceValue>,
+    integer: &(CompactIntegerConstraints, ConstraintsId),
+    boolean: (u64, ConstraintsId),
+) -> usize {
+    let integer_kind = integer.1 | TailWord::Integer.bits();
+    let boolean_kind = boolean.1 | TailWord::Boolean.bits();
+    let spilled_kind = integer.1 | TailWord::Spilled.bits();
+    let mut written = 0;
+    for (node, (word_slot, kind_slot)) in nodes.iter().zip(values.iter_mut().zip(kinds)) {
+        let (word, kind) = match (&node.constraints, &node.value) {
+            (Constraints::Integer(c), &ChoiceValue::Integer(v))
+                if integer.1 != UNKNOWN && integer.0 == *c =>
+            {
+                if v as i64 as i128 == v {
+                    (v as u64, integer_kind)
+                } else {
+                    // Wider than a word: held in `spilled`, at the word's
+                    // index (as `DataTree::spill` holds it).
+                    (spill_integer(spilled, v), spilled_kind)
+                }
+            }
+            (Constraints::Boolean { p }, &ChoiceValue::Boolean(v))
+                if boolean.1 != UNKNOWN && boolean.0 == p.to_bits() =>
+            {
+                (u64::from(v), boolean_kind)
+            }
+            _ => break,
+        };
+        *word_slot = word;
+        *kind_slot = kind | if node.forced { FORCED } else { 0 };
+        written += 1;
+    }
+    written
+}
+
+/// Pushes integer `v` on `spilled`; returns its index.
+#[cold]
+#[inline(never)]
+fn spill_integer(spilled: &mut Vec<ChoiceValue>, v: i128) -> u64 {
+    spilled.push(ChoiceValue::Integer(v));
+    (spilled.len() - 1) as u64
+}
+
 /// A place in the tree: a node, or (`offset` > 0) a choice `offset` steps
 /// into the tail the node owns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -937,9 +991,14 @@ impl DataTree {
     /// Makes node `at` (fresh: nothing known of it) own a tail of `nodes`,
     /// which a test case made from there on.
     fn grow_tail(&mut self, at: NodeId, nodes: &[ChoiceNode], ended: bool, path: &[NodeId]) {
-        let base = self.tail_values.len() as u32;
-        self.tail_values.reserve(nodes.len());
-        self.tail_kinds.reserve(nodes.len());
+        let base = self.tail_values.len();
+        // The tail's words and kinds are sized once and filled in place by
+        // a loop without a capacity check per choice; the vectors are held
+        // apart from `self` meanwhile, for `intern` and `spill`.
+        let mut values = std::mem::take(&mut self.tail_values);
+        let mut kinds = std::mem::take(&mut self.tail_kinds);
+        values.resize(base + nodes.len(), 0);
+        kinds.resize(base + nodes.len(), 0);
         // A test case draws the same few kinds of choice over and over (a
         // state machine's step cycles through more than two: go on?, rule,
         // swarm flags, the rule's draws): the last eight kinds are looked up
@@ -958,53 +1017,73 @@ impl DataTree {
                 (0, UNKNOWN),
             ),
         );
-        for node in nodes {
-            // (No kind met yet: its id is `UNKNOWN`, as for no match.)
-            let same = match &node.constraints {
-                Constraints::Integer(c) if last_integer.0 == *c => last_integer.1,
-                Constraints::Boolean { p } if last_boolean.0 == p.to_bits() => last_boolean.1,
-                _ => UNKNOWN,
+        let mut done = 0;
+        while done < nodes.len() {
+            // Nearly every choice: an integer fitting a word, or a boolean,
+            // of the last such kind, written by a loop of their own.
+            done += record_run(
+                &nodes[done..],
+                &mut values[base + done..],
+                &mut kinds[base + done..],
+                &mut self.tail_spilled,
+                &last_integer,
+                last_boolean,
+            );
+            let Some(node) = nodes.get(done) else {
+                break;
             };
-            let id = if same != UNKNOWN {
-                same
-            } else {
-                let id = match last[..known]
-                    .iter()
-                    .find(|(c, _)| exactly_equal(c, &node.constraints))
-                {
-                    Some(&(_, id)) => id,
-                    None => {
-                        let id = self.intern(&node.constraints);
-                        last.rotate_right(1);
-                        last[0] = (&node.constraints, id);
-                        known = (known + 1).min(last.len());
-                        id
-                    }
+            let (id, word, tag) = {
+                // (No kind met yet: its id is `UNKNOWN`, as for no match.)
+                let same = match &node.constraints {
+                    Constraints::Integer(c) if last_integer.0 == *c => last_integer.1,
+                    Constraints::Boolean { p } if last_boolean.0 == p.to_bits() => last_boolean.1,
+                    _ => UNKNOWN,
                 };
-                match &node.constraints {
-                    Constraints::Integer(c) => last_integer = (c.clone(), id),
-                    Constraints::Boolean { p } => last_boolean = (p.to_bits(), id),
-                    _ => {}
-                }
-                id
+                let id = if same != UNKNOWN {
+                    same
+                } else {
+                    let id = match last[..known]
+                        .iter()
+                        .find(|(c, _)| exactly_equal(c, &node.constraints))
+                    {
+                        Some(&(_, id)) => id,
+                        None => {
+                            let id = self.intern(&node.constraints);
+                            last.rotate_right(1);
+                            last[0] = (&node.constraints, id);
+                            known = (known + 1).min(last.len());
+                            id
+                        }
+                    };
+                    match &node.constraints {
+                        Constraints::Integer(c) => last_integer = (c.clone(), id),
+                        Constraints::Boolean { p } => last_boolean = (p.to_bits(), id),
+                        _ => {}
+                    }
+                    id
+                };
+                let (word, tag) = match node.value {
+                    ChoiceValue::Integer(v) if v as i64 as i128 == v => {
+                        (v as u64, TailWord::Integer)
+                    }
+                    ChoiceValue::Boolean(v) => (u64::from(v), TailWord::Boolean),
+                    ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
+                    _ => self.spill(&node.value),
+                };
+                (id, word, tag)
             };
             debug_assert!(id <= ID_MASK, "{id} interned constraints");
-            let (word, tag) = match node.value {
-                ChoiceValue::Integer(v) if v as i64 as i128 == v => (v as u64, TailWord::Integer),
-                ChoiceValue::Boolean(v) => (u64::from(v), TailWord::Boolean),
-                ChoiceValue::Float(v) => (v.to_bits(), TailWord::Float),
-                _ => self.spill(&node.value),
-            };
-            self.tail_values.push(word);
             let forced = if node.forced { FORCED } else { 0 };
-            self.tail_kinds.push(id | forced | tag.bits());
+            values[base + done] = word;
+            kinds[base + done] = id | forced | tag.bits();
+            done += 1;
         }
         self.last_tail_kinds = (last_integer, last_boolean);
         let len = nodes.len() as u32;
         // Every path from the choice after the last free one that permits
         // more than one value is exhausted, when the test case ended.
         let exhausted_from = if ended {
-            self.tail_kinds[base as usize..]
+            kinds[base..]
                 .iter()
                 .rposition(|&kind| {
                     kind & FORCED == 0 && !self.single_valued[(kind & ID_MASK) as usize]
@@ -1013,6 +1092,9 @@ impl DataTree {
         } else {
             len + 1
         };
+        self.tail_values = values;
+        self.tail_kinds = kinds;
+        let base = base as u32;
         let tail = self.tails.len() as u32;
         self.tails.push(Tail {
             base,
@@ -1680,6 +1762,39 @@ mod tests {
             value: ChoiceValue::Boolean(v),
             forced: false,
         }
+    }
+
+    #[test]
+    fn a_run_of_wide_integers_and_booleans_is_recorded_as_drawn() {
+        // Integers under bounds wider than a word (values in and out of a
+        // word's range, the latter spilled) alternating with booleans: the
+        // tail's run as `record_run` writes it.
+        let wide = |v: i128| ChoiceNode {
+            constraints: Constraints::integer(IntegerConstraints {
+                min: Some(i128::MIN),
+                max: Some(i128::MAX),
+                shrink_towards: 0,
+            }),
+            value: ChoiceValue::Integer(v),
+            forced: false,
+        };
+        let values = [3, i128::MAX, -7, i128::MIN + 1, 1 << 64, 0];
+        let nodes: Vec<ChoiceNode> = values
+            .iter()
+            .flat_map(|&v| [boolean(true), wide(v)])
+            .chain([boolean(false)])
+            .collect();
+        let mut tree = DataTree::default();
+        assert!(tree.record(&nodes, true, &[]).unwrap());
+        assert!(!tree.record(&nodes, true, &[]).unwrap());
+        // Each value, in or out of a word, is told apart from another.
+        for k in 0..values.len() {
+            let mut other = nodes.clone();
+            other[2 * k + 1] = wide(values[k] ^ 1);
+            assert!(tree.record(&other, true, &[]).unwrap(), "choice {k}");
+            assert!(!tree.record(&other, true, &[]).unwrap(), "choice {k}");
+        }
+        assert!(!tree.record(&nodes, true, &[]).unwrap());
     }
 
     #[test]
