@@ -623,6 +623,9 @@ pub struct Recent<T> {
     entries: [Option<Recalled<T>>; REMEMBERED],
     /// The entry the next object goes to when none is free or stale.
     next: usize,
+    /// The entry found last (looked at first: a frontend names the same
+    /// handle in call after call). Only a hint: any index is correct.
+    last: std::cell::Cell<usize>,
 }
 
 impl<T> Recent<T> {
@@ -631,7 +634,27 @@ impl<T> Recent<T> {
         RefCell::new(Recent {
             entries: [const { None }; REMEMBERED],
             next: 0,
+            last: std::cell::Cell::new(0),
         })
+    }
+
+    /// The entry remembered for the handle `raw`: the one found last is
+    /// looked at first.
+    #[inline(always)]
+    fn find(&self, raw: usize) -> Option<&Recalled<T>> {
+        let last = self.last.get() % REMEMBERED;
+        if let Some(entry) = &self.entries[last]
+            && entry.0 == raw
+        {
+            return Some(entry);
+        }
+        let (i, entry) = self
+            .entries
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| e.as_ref().filter(|(h, _, _)| *h == raw).map(|e| (i, e)))?;
+        self.last.set(i);
+        Some(entry)
     }
 
     /// Remembers `entry` in place of one whose handle was freed, a free
@@ -730,11 +753,7 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
         let mut f = Some(f);
         let hit = recent.try_with(|recent| {
             let recent = recent.try_borrow().ok()?;
-            let (_, generation, object) = recent
-                .entries
-                .iter()
-                .flatten()
-                .find(|(h, _, _)| *h == raw)?;
+            let (_, generation, object) = recent.find(raw)?;
             if generation.load(Ordering::Acquire) != generation_of(raw) {
                 return None;
             }
