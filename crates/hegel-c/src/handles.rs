@@ -623,9 +623,6 @@ pub struct Recent<T> {
     entries: [Option<Recalled<T>>; REMEMBERED],
     /// The entry the next object goes to when none is free or stale.
     next: usize,
-    /// The entry found last (looked at first: a frontend names the same
-    /// handle in call after call). Only a hint: any index is correct.
-    last: std::cell::Cell<usize>,
 }
 
 impl<T> Recent<T> {
@@ -634,27 +631,13 @@ impl<T> Recent<T> {
         RefCell::new(Recent {
             entries: [const { None }; REMEMBERED],
             next: 0,
-            last: std::cell::Cell::new(0),
         })
     }
 
-    /// The entry remembered for the handle `raw`: the one found last is
-    /// looked at first.
+    /// The entry remembered for the handle `raw`.
     #[inline(always)]
     fn find(&self, raw: usize) -> Option<&Recalled<T>> {
-        let last = self.last.get() % REMEMBERED;
-        if let Some(entry) = &self.entries[last]
-            && entry.0 == raw
-        {
-            return Some(entry);
-        }
-        let (i, entry) = self
-            .entries
-            .iter()
-            .enumerate()
-            .find_map(|(i, e)| e.as_ref().filter(|(h, _, _)| *h == raw).map(|e| (i, e)))?;
-        self.last.set(i);
-        Some(entry)
+        self.entries.iter().flatten().find(|(h, _, _)| *h == raw)
     }
 
     /// Remembers `entry` in place of one whose handle was freed, a free
