@@ -634,6 +634,12 @@ impl<T> Recent<T> {
         })
     }
 
+    /// The entry remembered for the handle `raw`.
+    #[inline(always)]
+    fn find(&self, raw: usize) -> Option<&Recalled<T>> {
+        self.entries.iter().flatten().find(|(h, _, _)| *h == raw)
+    }
+
     /// Remembers `entry` in place of one whose handle was freed, a free
     /// one, or the oldest; returns what it no longer remembers, to be
     /// dropped outside the borrow.
@@ -730,11 +736,7 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
         let mut f = Some(f);
         let hit = recent.try_with(|recent| {
             let recent = recent.try_borrow().ok()?;
-            let (_, generation, object) = recent
-                .entries
-                .iter()
-                .flatten()
-                .find(|(h, _, _)| *h == raw)?;
+            let (_, generation, object) = recent.find(raw)?;
             if generation.load(Ordering::Acquire) != generation_of(raw) {
                 return None;
             }
