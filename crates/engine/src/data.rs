@@ -104,7 +104,11 @@ pub struct TestData {
     /// Spans opened and closed so far (closed ones have their end set).
     pub spans: Vec<Span>,
     open_spans: Vec<usize>,
-    /// How many spans with each label are open.
+    /// The labels of the open spans nested fewer than [`SHALLOW_SPANS`]
+    /// deep, by depth (entries at and past `open_spans.len()` are stale).
+    shallow_labels: [u64; SHALLOW_SPANS],
+    /// How many spans with each label are open [`SHALLOW_SPANS`] or more
+    /// deep.
     open_labels: OpenLabels,
     /// How many open spans are nested inside an open span with the same
     /// label (see [`TestData::recursion_depth`]).
@@ -148,10 +152,18 @@ pub struct TestData {
     spare_copy_sources: Vec<(usize, usize)>,
 }
 
-/// How many open spans carry each label: whether a span opens inside one
-/// with its label is one lookup, however deep the spans nest (a scan of
-/// the open spans made deep recursive values quadratic).
+/// How many open spans carry each label, for the spans nested
+/// [`SHALLOW_SPANS`] or more deep: whether a span opens inside one with its
+/// label is a scan of at most [`SHALLOW_SPANS`] labels and one lookup,
+/// however deep the spans nest (a scan of all the open spans made deep
+/// recursive values quadratic).
 type OpenLabels = std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<LabelHasher>>;
+
+/// How many of the outermost open spans have their labels in a plain array
+/// rather than counted in [`OpenLabels`]: most spans open only a few deep
+/// (a state machine's step and the value drawn in it), where a scan of the
+/// few labels costs less than a hash table's entry and removal.
+const SHALLOW_SPANS: usize = 8;
 
 /// Hashes a span label with one multiplication: labels are already hashes
 /// (or the engine's constants, whose high bits a multiplication spreads).
@@ -255,6 +267,7 @@ impl TestData {
             nodes: Nodes::default(),
             spans: Vec::new(),
             open_spans: Vec::new(),
+            shallow_labels: [0; SHALLOW_SPANS],
             open_labels: OpenLabels::default(),
             recursion_depth: 0,
             generator_recursion_depth: 0,
@@ -294,6 +307,7 @@ impl TestData {
             nodes,
             spans,
             open_spans,
+            shallow_labels: _,
             open_labels,
             recursion_depth,
             generator_recursion_depth,
@@ -418,20 +432,27 @@ impl TestData {
             self.conclude(Status::Invalid, None);
             return;
         }
-        let open = self.open_labels.entry(label).or_insert(0);
-        if *open > 0 {
+        let depth = self.open_spans.len();
+        let mut repeated = self.shallow_labels[..depth.min(SHALLOW_SPANS)].contains(&label);
+        if depth < SHALLOW_SPANS {
+            self.shallow_labels[depth] = label;
+        } else {
+            let open = self.open_labels.entry(label).or_insert(0);
+            repeated |= *open > 0;
+            *open += 1;
+        }
+        if repeated {
             self.recursion_depth += 1;
             if !labels::is_kind(label) {
                 self.generator_recursion_depth += 1;
             }
         }
-        *open += 1;
         let index = self.spans.len();
         self.spans.push(Span {
             label,
             start: self.nodes.len(),
             end: usize::MAX,
-            depth: self.open_spans.len(),
+            depth,
             discarded: false,
         });
         self.open_spans.push(index);
@@ -445,13 +466,23 @@ impl TestData {
                 let span = &mut self.spans[i];
                 span.end = end;
                 span.discarded = discard;
-                if let Some(open) = self.open_labels.get_mut(&span.label) {
-                    *open -= 1;
-                    if *open > 0 {
-                        self.recursion_depth -= 1;
-                        if !labels::is_kind(span.label) {
-                            self.generator_recursion_depth -= 1;
-                        }
+                let label = span.label;
+                // The span closed was open at this depth; whether another
+                // with its label is still open, further out.
+                let depth = self.open_spans.len();
+                let still_open = if depth < SHALLOW_SPANS {
+                    self.shallow_labels[..depth].contains(&label)
+                } else {
+                    let deep = self.open_labels.get_mut(&label).is_some_and(|open| {
+                        *open -= 1;
+                        *open > 0
+                    });
+                    deep || self.shallow_labels.contains(&label)
+                };
+                if still_open {
+                    self.recursion_depth -= 1;
+                    if !labels::is_kind(label) {
+                        self.generator_recursion_depth -= 1;
                     }
                 }
                 true
@@ -1625,5 +1656,40 @@ mod tests {
             }
             assert!((2..=4).contains(&n), "{n}");
         }
+    }
+
+    /// The recursion depths kept as spans open and close agree with a count
+    /// over the open spans, below and past the depth where labels move from
+    /// the array to the table ([`SHALLOW_SPANS`]).
+    #[test]
+    fn recursion_depths_count_repeated_open_labels_at_any_depth() {
+        let kinds = [labels::COLLECTION, labels::TUPLE];
+        let all = [kinds[0], kinds[1], GENERATOR, GENERATOR + 1, GENERATOR + 2];
+        let mut rng = Source::from_seed(11);
+        let mut deepest = 0;
+        for _ in 0..200 {
+            let mut data = TestData::generating(vec![], Source::from_seed(0), 1 << 20);
+            let mut open: Vec<u64> = Vec::new();
+            for _ in 0..400 {
+                let deeper = open.len() < 3 * SHALLOW_SPANS && rng.below(100) < 55;
+                if deeper || open.is_empty() {
+                    let label = all[rng.below(all.len() as u64) as usize];
+                    data.start_span(label);
+                    open.push(label);
+                    deepest = deepest.max(open.len());
+                } else {
+                    assert!(data.stop_span(false));
+                    open.pop();
+                }
+                let repeated: Vec<u64> = (0..open.len())
+                    .filter(|i| open[..*i].contains(&open[*i]))
+                    .map(|i| open[i])
+                    .collect();
+                assert_eq!(data.recursion_depth(), repeated.len());
+                let generators = repeated.iter().filter(|l| !labels::is_kind(**l)).count();
+                assert_eq!(data.generator_recursion_depth, generators);
+            }
+        }
+        assert_eq!(deepest, 3 * SHALLOW_SPANS);
     }
 }
