@@ -305,10 +305,40 @@ pub struct StateMachine {
     rounds_started: u64,
     /// Rounds that had a rule rejected at concurrency 1 (they do not count).
     rounds_rejected: u64,
-    /// Per group, when its rules' weights differ: the cumulative weights
-    /// as bounds on a draw below [`WEIGHT_SCALE`], one per rule (the last is
-    /// the scale itself).
-    bounds: Vec<Option<Vec<i128>>>,
+    /// Per group, how its rule is drawn, prepared once for every step.
+    draws: Vec<RuleDraw>,
+}
+
+/// How [`StateMachine::select`] draws a rule of one group.
+#[derive(Clone, Debug)]
+enum RuleDraw {
+    /// A group of one rule: no choice.
+    One,
+    /// Rules of equal weights: an index, as
+    /// `IntegerConstraints::bounded(0, n - 1)` draws it.
+    Uniform(PreparedIntegerConstraints),
+    /// Rules whose weights differ: an integer below [`WEIGHT_SCALE`] and the
+    /// cumulative weights as bounds on it, one per rule (the last is the
+    /// scale itself).
+    Weighted(PreparedIntegerConstraints, Vec<i128>),
+}
+
+impl RuleDraw {
+    fn new(spec: &StateMachineSpec, members: &[usize]) -> RuleDraw {
+        if members.len() == 1 {
+            return RuleDraw::One;
+        }
+        match weight_bounds(spec, members) {
+            Some(bounds) => RuleDraw::Weighted(
+                PreparedIntegerConstraints::bounded_i64(0, WEIGHT_SCALE as i64 - 1),
+                bounds,
+            ),
+            None => RuleDraw::Uniform(PreparedIntegerConstraints::bounded_i64(
+                0,
+                i64::try_from(members.len()).unwrap_or(i64::MAX) - 1,
+            )),
+        }
+    }
 }
 
 impl StateMachine {
@@ -356,9 +386,9 @@ impl StateMachine {
                 retrying: false,
             });
         }
-        let bounds = groups
+        let draws = groups
             .iter()
-            .map(|members| weight_bounds(&spec, members))
+            .map(|members| RuleDraw::new(&spec, members))
             .collect();
         Ok(StateMachine {
             spec,
@@ -368,7 +398,7 @@ impl StateMachine {
             current_group: 0,
             rounds_started: 0,
             rounds_rejected: 0,
-            bounds,
+            draws,
         })
     }
 
@@ -454,7 +484,27 @@ impl StateMachine {
     /// The rule `worker` runs next this round, or `None` when its round is
     /// over (one rule at concurrency 1; at higher concurrency a drawn
     /// number, at most five completed and fifty handed out).
+    #[inline]
     pub fn next_rule(
+        &mut self,
+        data: &mut TestData,
+        worker: i64,
+    ) -> Result<Result<Option<usize>, StateMachineError>, StopTest> {
+        // Every step of a machine of one worker asks twice, the second time
+        // to hear that its round is over: that answer, decided in line
+        // (as the checks below decide it, with no choice made).
+        if let [only] = self.workers.as_slice()
+            && worker == 0
+            && self.rounds_started > 0
+            && only.drawn >= 1
+        {
+            return Ok(Ok(None));
+        }
+        self.pull_rule(data, worker)
+    }
+
+    /// [`StateMachine::next_rule`] but for its answer in line.
+    fn pull_rule(
         &mut self,
         data: &mut TestData,
         worker: i64,
@@ -560,24 +610,18 @@ impl StateMachine {
         group: usize,
     ) -> Result<usize, StopTest> {
         let targets = &self.workers[worker].swarm.targets[group];
-        let n = targets.len();
-        let k = if n == 1 {
-            0
-        } else if let Some(bounds) = &self.bounds[group] {
+        let k = match &self.draws[group] {
+            RuleDraw::One => 0,
+            RuleDraw::Uniform(c) => data.draw_prepared_integer(c)? as usize,
             // One integer mapped through the cumulative weights: generation
             // follows the weights and shrinking moves toward the first rule.
-            let u = data.draw_prepared_integer(&PreparedIntegerConstraints::bounded_i64(
-                0,
-                WEIGHT_SCALE as i64 - 1,
-            ))?;
-            bounds.iter().position(|b| u < *b).unwrap_or(n - 1)
-        } else {
-            // As `IntegerConstraints::bounded(0, n - 1)`, prepared without
-            // a conversion (a rule step's draw).
-            data.draw_prepared_integer(&PreparedIntegerConstraints::bounded_i64(
-                0,
-                i64::try_from(n).unwrap_or(i64::MAX) - 1,
-            ))? as usize
+            RuleDraw::Weighted(c, bounds) => {
+                let u = data.draw_prepared_integer(c)?;
+                bounds
+                    .iter()
+                    .position(|b| u < *b)
+                    .unwrap_or(bounds.len() - 1)
+            }
         };
         Ok(targets[k])
     }
