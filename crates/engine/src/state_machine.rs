@@ -256,6 +256,10 @@ impl Swarm {
                     disabled[members[keep]] = false;
                 }
             }
+            if !members.iter().any(|r| disabled[*r]) {
+                targets.push(members.clone());
+                continue;
+            }
             let enabled: Vec<usize> = members.iter().copied().filter(|r| !disabled[*r]).collect();
             let mut dealt = 0;
             targets.push(
@@ -490,17 +494,30 @@ impl StateMachine {
         data: &mut TestData,
         worker: i64,
     ) -> Result<Result<Option<usize>, StateMachineError>, StopTest> {
-        // Every step of a machine of one worker asks twice, the second time
-        // to hear that its round is over: that answer, decided in line
-        // (as the checks below decide it, with no choice made).
+        // Every step of a machine of one worker asks twice: first for its
+        // one rule of the round, then to hear that its round is over (that
+        // answer decided in line). Both as `pull_rule` decides them.
         if let [only] = self.workers.as_slice()
             && worker == 0
             && self.rounds_started > 0
-            && only.drawn >= 1
         {
-            return Ok(Ok(None));
+            if only.drawn >= 1 {
+                return Ok(Ok(None));
+            }
+            return self.one_worker_rule(data).map(Ok);
         }
         self.pull_rule(data, worker)
+    }
+
+    /// The one rule of the round of a machine of one worker, whose round
+    /// has handed none out yet ([`StateMachine::pull_rule`]'s answer).
+    fn one_worker_rule(&mut self, data: &mut TestData) -> Result<Option<usize>, StopTest> {
+        let rule = self.select(data, 0, self.current_group)?;
+        let state = &mut self.workers[0];
+        state.drawn += 1;
+        state.outstanding = true;
+        state.retrying = false;
+        Ok(Some(rule))
     }
 
     /// [`StateMachine::next_rule`] but for its answer in line.
@@ -603,6 +620,7 @@ impl StateMachine {
     /// A rule of `group` among `worker`'s enabled ones: one index into the
     /// group's rules, in proportion to the weights (no choice for a group of
     /// one rule), mapped onto the worker's subset.
+    #[inline]
     fn select(
         &mut self,
         data: &mut TestData,
@@ -630,6 +648,7 @@ impl StateMachine {
 /// The bounds [`StateMachine::select`] maps a weighted draw through, for a
 /// group whose rules' weights differ (`None` when they are all equal).
 fn weight_bounds(spec: &StateMachineSpec, members: &[usize]) -> Option<Vec<i128>> {
+    spec.rule_weights.as_ref()?;
     let weights: Vec<f64> = members.iter().map(|r| spec.weight(*r)).collect();
     if weights.iter().all(|w| *w == weights[0]) {
         return None;
