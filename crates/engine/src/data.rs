@@ -423,24 +423,42 @@ impl TestData {
     /// Opens a span. A span nested [`MAX_SPAN_DEPTH`] deep rejects the
     /// test case instead ([`TestData::too_deep`]): spans that deep come from
     /// runaway recursion.
+    #[inline]
     pub fn start_span(&mut self, label: u64) {
+        // Spans open a few deep (nearly all) in line; the rest, and a
+        // concluded test case's, out of line.
+        let depth = self.open_spans.len();
+        if self.status.is_some() || depth >= SHALLOW_SPANS {
+            return self.start_deep_span(label);
+        }
+        let repeated = self.shallow_labels[..depth].contains(&label);
+        self.shallow_labels[depth] = label;
+        self.push_open_span(label, depth, repeated);
+    }
+
+    /// [`TestData::start_span`] of a span [`SHALLOW_SPANS`] or more deep
+    /// (or of a concluded test case: nothing).
+    #[inline(never)]
+    fn start_deep_span(&mut self, label: u64) {
         if self.status.is_some() {
             return;
         }
-        if self.open_spans.len() >= MAX_SPAN_DEPTH {
+        let depth = self.open_spans.len();
+        if depth >= MAX_SPAN_DEPTH {
             self.too_deep = true;
             self.conclude(Status::Invalid, None);
             return;
         }
-        let depth = self.open_spans.len();
-        let mut repeated = self.shallow_labels[..depth.min(SHALLOW_SPANS)].contains(&label);
-        if depth < SHALLOW_SPANS {
-            self.shallow_labels[depth] = label;
-        } else {
-            let open = self.open_labels.entry(label).or_insert(0);
-            repeated |= *open > 0;
-            *open += 1;
-        }
+        let open = self.open_labels.entry(label).or_insert(0);
+        let repeated = *open > 0 || self.shallow_labels.contains(&label);
+        *open += 1;
+        self.push_open_span(label, depth, repeated);
+    }
+
+    /// Records a span opened `depth` deep, `repeated` when a span with its
+    /// label is open further out.
+    #[inline(always)]
+    fn push_open_span(&mut self, label: u64, depth: usize, repeated: bool) {
         if repeated {
             self.recursion_depth += 1;
             if !labels::is_kind(label) {
@@ -459,36 +477,42 @@ impl TestData {
     }
 
     /// Closes the innermost open span. Returns false if none was open.
+    #[inline]
     pub fn stop_span(&mut self, discard: bool) -> bool {
-        match self.open_spans.pop() {
-            Some(i) => {
-                let end = self.nodes.len();
-                let span = &mut self.spans[i];
-                span.end = end;
-                span.discarded = discard;
-                let label = span.label;
-                // The span closed was open at this depth; whether another
-                // with its label is still open, further out.
-                let depth = self.open_spans.len();
-                let still_open = if depth < SHALLOW_SPANS {
-                    self.shallow_labels[..depth].contains(&label)
-                } else {
-                    let deep = self.open_labels.get_mut(&label).is_some_and(|open| {
-                        *open -= 1;
-                        *open > 0
-                    });
-                    deep || self.shallow_labels.contains(&label)
-                };
-                if still_open {
-                    self.recursion_depth -= 1;
-                    if !labels::is_kind(label) {
-                        self.generator_recursion_depth -= 1;
-                    }
-                }
-                true
+        let Some(i) = self.open_spans.pop() else {
+            return false;
+        };
+        let end = self.nodes.len();
+        let span = &mut self.spans[i];
+        span.end = end;
+        span.discarded = discard;
+        let label = span.label;
+        // The span closed was open at this depth; whether another with its
+        // label is still open, further out.
+        let depth = self.open_spans.len();
+        let still_open = if depth < SHALLOW_SPANS {
+            self.shallow_labels[..depth].contains(&label)
+        } else {
+            self.close_deep_label(label)
+        };
+        if still_open {
+            self.recursion_depth -= 1;
+            if !labels::is_kind(label) {
+                self.generator_recursion_depth -= 1;
             }
-            None => false,
         }
+        true
+    }
+
+    /// Counts out a span with `label` closed [`SHALLOW_SPANS`] or more
+    /// deep; whether another with its label is still open.
+    #[inline(never)]
+    fn close_deep_label(&mut self, label: u64) -> bool {
+        let deep = self.open_labels.get_mut(&label).is_some_and(|open| {
+            *open -= 1;
+            *open > 0
+        });
+        deep || self.shallow_labels.contains(&label)
     }
 
     /// How many spans are open.

@@ -294,6 +294,16 @@ struct Worker {
     retrying: bool,
 }
 
+impl Worker {
+    #[inline]
+    fn new_round(&mut self) {
+        self.drawn = 0;
+        self.rejected = 0;
+        self.outstanding = false;
+        self.retrying = false;
+    }
+}
+
 /// One state machine in one test case.
 #[derive(Clone, Debug)]
 pub struct StateMachine {
@@ -474,11 +484,13 @@ impl StateMachine {
                 self.groups.len() as i128 - 1,
             ))? as usize
         };
-        for worker in &mut self.workers {
-            worker.drawn = 0;
-            worker.rejected = 0;
-            worker.outstanding = false;
-            worker.retrying = false;
+        // (One worker, the common case, without the loop's set-up.)
+        if let [only] = self.workers.as_mut_slice() {
+            only.new_round();
+        } else {
+            for worker in &mut self.workers {
+                worker.new_round();
+            }
         }
         self.current_group = group;
         self.rounds_started += 1;
