@@ -631,8 +631,9 @@ impl StateMachine {
 
     /// A rule of `group` among `worker`'s enabled ones: one index into the
     /// group's rules, in proportion to the weights (no choice for a group of
-    /// one rule), mapped onto the worker's subset.
-    #[inline]
+    /// one rule), mapped onto the worker's subset. (In line: a step's rule
+    /// is drawn in [`StateMachine::one_worker_rule`].)
+    #[inline(always)]
     fn select(
         &mut self,
         data: &mut TestData,
