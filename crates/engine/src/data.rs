@@ -999,6 +999,7 @@ impl Collection {
         self.count
     }
 
+    #[inline(always)]
     fn close_element(&mut self, data: &mut TestData) {
         if !data.splice.is_empty() {
             data.splice.clear();
@@ -1008,19 +1009,25 @@ impl Collection {
             data.record_span(labels::COLLECTION_ELEMENT, start, end);
             if start < end && self.elements.len() < MAX_COPY_SOURCES {
                 if self.elements.is_empty() {
-                    // The vector an earlier collection left (without its
-                    // allocation, fewer regrowths than from the default of
-                    // four, and none for the elements a minimum size
-                    // promises).
-                    if self.elements.capacity() == 0 {
-                        self.elements = std::mem::take(&mut data.spare_copy_sources);
-                    }
-                    self.elements
-                        .reserve(self.min_size.clamp(16, MAX_COPY_SOURCES));
+                    self.first_copy_source(data);
                 }
                 self.elements.push((start + 1, end));
             }
         }
+    }
+
+    /// Readies the vector of copy sources for the first: the vector an
+    /// earlier collection left (without its allocation, fewer regrowths
+    /// than from the default of four, and none for the elements a minimum
+    /// size promises).
+    #[cold]
+    #[inline(never)]
+    fn first_copy_source(&mut self, data: &mut TestData) {
+        if self.elements.capacity() == 0 {
+            self.elements = std::mem::take(&mut data.spare_copy_sources);
+        }
+        self.elements
+            .reserve(self.min_size.clamp(16, MAX_COPY_SOURCES));
     }
 
     /// Now and then, while generating, an element starts as a copy of an
@@ -1028,6 +1035,7 @@ impl Collection {
     /// elements are what many bugs need (a duplicate in a list, two equal
     /// keys) and are rare at random. The decision comes from the random
     /// source, not a choice; the copied values are ordinary choices.
+    #[inline(always)]
     fn maybe_copy_element(&mut self, data: &mut TestData) {
         if self.elements.is_empty() {
             return;
@@ -1036,6 +1044,15 @@ impl Collection {
         if source.unit() >= COPY_PROBABILITY {
             return;
         }
+        self.copy_element(data);
+    }
+
+    /// Starts the next element as a copy of an earlier one, drawn from the
+    /// random source (see [`Collection::maybe_copy_element`]).
+    #[cold]
+    #[inline(never)]
+    fn copy_element(&self, data: &mut TestData) {
+        let Some(source) = data.source() else { return };
         let (start, end) = self.elements[source.below(self.elements.len() as u64) as usize];
         // Generated next, in order, as long as each fits the choice it is
         // offered to (a prefix still takes precedence over them, position
@@ -1107,7 +1124,46 @@ impl Collection {
     }
 
     /// Whether to produce another element.
+    ///
+    /// In line, for the commonest case: an element a minimum size forces,
+    /// with room for its forced choice (every element of a list of fixed
+    /// size); [`Collection::more_at_large`] does the rest, and does the
+    /// same for this case.
+    #[inline]
     pub fn more(&mut self, data: &mut TestData) -> Result<bool, StopTest> {
+        self.more_in_line(data)
+    }
+
+    /// [`Collection::more`], always in line.
+    #[inline(always)]
+    fn more_in_line(&mut self, data: &mut TestData) -> Result<bool, StopTest> {
+        if self.scaled
+            && !self.finished
+            && self.count < self.min_size
+            && data.status.is_none()
+            && data.nodes.len() < data.max_choices
+            && data.length < data.max_length
+        {
+            self.close_element(data);
+            // As `force_boolean` records it (the splice is empty: closing
+            // the element emptied it), and can: there is room.
+            let start = data.nodes.len();
+            let _ = data.push_choice(
+                Constraints::Boolean { p: self.p_continue },
+                ChoiceValue::Boolean(true),
+                true,
+            );
+            self.count += 1;
+            self.element_start = Some(start);
+            self.maybe_copy_element(data);
+            return Ok(true);
+        }
+        self.more_at_large(data)
+    }
+
+    /// [`Collection::more`], every case.
+    #[inline(never)]
+    fn more_at_large(&mut self, data: &mut TestData) -> Result<bool, StopTest> {
         self.close_element(data);
         if !self.scaled {
             self.draw_scale(data);
@@ -1141,6 +1197,22 @@ impl Collection {
             }
         }
         Ok(more)
+    }
+
+    /// `while self.more(data)? { each(data.draw_prepared_integer(c)?) }`:
+    /// the elements of a collection of integers drawn under `c` (the
+    /// commonest collection), in a loop of their own.
+    #[inline(never)]
+    pub fn integers(
+        &mut self,
+        data: &mut TestData,
+        c: &PreparedIntegerConstraints,
+        mut each: impl FnMut(i128),
+    ) -> Result<(), StopTest> {
+        while self.more_in_line(data)? {
+            each(data.draw_prepared_integer(c)?);
+        }
+        Ok(())
     }
 
     /// The last element was not kept (e.g. a duplicate in a unique collection).
