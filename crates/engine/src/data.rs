@@ -721,6 +721,8 @@ impl TestData {
         {
             self.splice.pop_front();
             v
+        } else if let Some(v) = self.spliced_integer(c) {
+            v
         } else {
             let compact = compact(self);
             return match self.choose(Constraints::Integer(compact), None, crate::random::integer)? {
@@ -735,6 +737,30 @@ impl TestData {
             false,
         )?;
         Ok(v)
+    }
+
+    /// The next spliced value (a copy of an earlier element's choices: see
+    /// [`Collection::more`]), taken as [`TestData::choose`] takes it while
+    /// generating past the prefix, when it is an integer `c` permits.
+    #[inline(always)]
+    fn spliced_integer(&mut self, c: &IntegerConstraints) -> Option<i128> {
+        if !self.is_active()
+            || self.nodes.len() >= self.max_choices
+            || self.nodes.len() < self.prefix.len()
+        {
+            return None;
+        }
+        let Mode::Generate(source) = &mut self.mode else {
+            return None;
+        };
+        match self.splice.front() {
+            Some(&ChoiceValue::Integer(v)) if c.permits(v) => {
+                source.suspend_swarm(self.recursion_depth > 0);
+                self.splice.pop_front();
+                Some(v)
+            }
+            _ => None,
+        }
     }
 
     /// Records a forced integer choice.
