@@ -1084,9 +1084,12 @@ impl Collection {
         // offered to (a prefix still takes precedence over them, position
         // by position); recorded as ordinary choices, so shrinking treats
         // them like any.
+        // (Pushed one by one: an element is one choice or a few, which an
+        // `extend` through an iterator costs more to set up than to copy.)
         data.splice.clear();
-        data.splice
-            .extend(data.nodes[start..end].iter().map(|n| n.value.clone()));
+        for node in &data.nodes[start..end] {
+            data.splice.push_back(node.value.clone());
+        }
     }
 
     /// Sizes that vary find more bugs than sizes that are always small: when

@@ -243,29 +243,43 @@ fn extend_values(out: &mut Vec<ChoiceValue>, nodes: &[ChoiceNode]) {
 /// their own.
 fn collect_alike(alike: &mut Vec<usize>, nodes: &[ChoiceNode], i: usize) {
     alike.clear();
-    let others = nodes
-        .iter()
-        .enumerate()
-        .filter(|(j, node)| *j != i && !node.forced);
-    let indices = |(j, _): (usize, &ChoiceNode)| j;
     match &nodes[i].constraints {
-        Constraints::Integer(x) => alike.extend(
-            others
-                .filter(|(_, node)| matches!(&node.constraints, Constraints::Integer(y) if y == x))
-                .map(indices),
+        Constraints::Integer(x) => collect_where(
+            alike,
+            nodes,
+            i,
+            |c| matches!(c, Constraints::Integer(y) if y == x),
         ),
         // Any boolean is alike any boolean (see `same_kind`).
-        Constraints::Boolean { .. } => alike.extend(
-            others
-                .filter(|(_, node)| matches!(node.constraints, Constraints::Boolean { .. }))
-                .map(indices),
-        ),
-        c => alike.extend(
-            others
-                .filter(|(_, node)| same_kind(c, &node.constraints))
-                .map(indices),
-        ),
+        Constraints::Boolean { .. } => collect_where(alike, nodes, i, |c| {
+            matches!(c, Constraints::Boolean { .. })
+        }),
+        c => collect_where(alike, nodes, i, |other| same_kind(c, other)),
     }
+}
+
+/// Sets `alike` (empty) to the indices of the choices of `nodes` not
+/// forced, other than `i`, whose constraints are `alike_i`: written into
+/// the vector's room with the count kept aside, set once at the end.
+#[inline(always)]
+fn collect_where(
+    alike: &mut Vec<usize>,
+    nodes: &[ChoiceNode],
+    i: usize,
+    alike_i: impl Fn(&Constraints) -> bool,
+) {
+    alike.reserve(nodes.len());
+    let room = &mut alike.spare_capacity_mut()[..nodes.len()];
+    let mut count = 0;
+    for (j, node) in nodes.iter().enumerate() {
+        if !node.forced && j != i && alike_i(&node.constraints) {
+            room[count].write(j);
+            count += 1;
+        }
+    }
+    // SAFETY: the loop initialised the first `count` elements of the
+    // vector's room (`alike` was empty).
+    unsafe { alike.set_len(count) }
 }
 
 #[cfg(test)]
