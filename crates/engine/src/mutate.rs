@@ -74,24 +74,36 @@ pub fn copy_onto_equal_label_with(
     // not sorted with every span.
     // The label last counted is tried first: spans of one label come in
     // runs (a list's elements).
+    // A run is counted in registers and added to its label's count when
+    // it ends.
     groups.clear();
-    let mut last = 0;
-    let few = spans.iter().filter(takes).all(|span| {
-        if let Some((label, count)) = groups.get_mut(last)
-            && *label == span.label
-        {
-            *count += 1;
-        } else if let Some(i) = groups.iter().position(|(label, _)| *label == span.label) {
-            groups[i].1 += 1;
-            last = i;
+    let add = |groups: &mut Vec<(u64, usize)>, (label, count): (u64, usize)| {
+        if let Some(group) = groups.iter_mut().find(|(l, _)| *l == label) {
+            group.1 += count;
         } else if groups.len() < FEW_LABELS {
-            last = groups.len();
-            groups.push((span.label, 1));
+            groups.push((label, count));
         } else {
             return false;
         }
         true
-    });
+    };
+    let mut run = (0, 0);
+    let mut few = true;
+    for span in spans.iter().filter(takes) {
+        if run.1 > 0 && run.0 == span.label {
+            run.1 += 1;
+            continue;
+        }
+        if run.1 > 0 && !add(groups, run) {
+            few = false;
+            run.1 = 0;
+            break;
+        }
+        run = (span.label, 1);
+    }
+    if run.1 > 0 && !add(groups, run) {
+        few = false;
+    }
     if few {
         groups.sort_unstable_by_key(|(label, _)| *label);
     } else {
