@@ -235,14 +235,15 @@ fn extend_values(out: &mut Vec<ChoiceValue>, nodes: &[ChoiceNode]) {
     out.reserve(nodes.len());
     let len = out.len();
     for (slot, node) in out.spare_capacity_mut().iter_mut().zip(nodes) {
-        slot.write(if node.value.owns_nothing() {
-            // SAFETY: a value that owns nothing holds no pointer: a copy of
-            // its bytes is an equal value, and dropping both frees nothing
-            // twice.
-            unsafe { std::ptr::read(&node.value) }
-        } else {
-            node.value.clone()
-        });
+        // SAFETY: the bytes are copied into the room, not yet a value of the
+        // vector's; a value that owns nothing holds no pointer, so its
+        // copy is an equal value, and dropping both frees nothing twice.
+        // Any other's copy is overwritten with a clone, untouched (the
+        // bytes written over are not dropped).
+        unsafe { std::ptr::copy_nonoverlapping(&node.value, slot.as_mut_ptr(), 1) };
+        if !node.value.owns_nothing() {
+            slot.write(node.value.clone());
+        }
     }
     // SAFETY: the loop initialised the `nodes.len()` elements past `len`
     // (the room reserved above holds them all).
