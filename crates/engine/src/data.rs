@@ -776,6 +776,8 @@ impl TestData {
         {
             self.splice.pop_front();
             v
+        } else if let Some(v) = self.spliced_integer(c) {
+            v
         } else {
             let compact = compact(self);
             return match self.choose(Constraints::Integer(compact), None, crate::random::integer)? {
@@ -790,6 +792,30 @@ impl TestData {
             false,
         )?;
         Ok(v)
+    }
+
+    /// The next spliced value (a copy of an earlier element's choices: see
+    /// [`Collection::more`]), taken as [`TestData::choose`] takes it while
+    /// generating past the prefix, when it is an integer `c` permits.
+    #[inline(always)]
+    fn spliced_integer(&mut self, c: &IntegerConstraints) -> Option<i128> {
+        if !self.is_active()
+            || self.nodes.len() >= self.max_choices
+            || self.nodes.len() < self.prefix.len()
+        {
+            return None;
+        }
+        let Mode::Generate(source) = &mut self.mode else {
+            return None;
+        };
+        match self.splice.front() {
+            Some(&ChoiceValue::Integer(v)) if c.permits(v) => {
+                source.suspend_swarm(self.recursion_depth > 0);
+                self.splice.pop_front();
+                Some(v)
+            }
+            _ => None,
+        }
     }
 
     /// Records a forced integer choice.
@@ -1054,6 +1080,7 @@ impl Collection {
         self.count
     }
 
+    #[inline(always)]
     fn close_element(&mut self, data: &mut TestData) {
         if !data.splice.is_empty() {
             data.splice.clear();
@@ -1063,19 +1090,25 @@ impl Collection {
             data.record_span(labels::COLLECTION_ELEMENT, start, end);
             if start < end && self.elements.len() < MAX_COPY_SOURCES {
                 if self.elements.is_empty() {
-                    // The vector an earlier collection left (without its
-                    // allocation, fewer regrowths than from the default of
-                    // four, and none for the elements a minimum size
-                    // promises).
-                    if self.elements.capacity() == 0 {
-                        self.elements = std::mem::take(&mut data.spare_copy_sources);
-                    }
-                    self.elements
-                        .reserve(self.min_size.clamp(16, MAX_COPY_SOURCES));
+                    self.first_copy_source(data);
                 }
                 self.elements.push((start + 1, end));
             }
         }
+    }
+
+    /// Readies the vector of copy sources for the first: the vector an
+    /// earlier collection left (without its allocation, fewer regrowths
+    /// than from the default of four, and none for the elements a minimum
+    /// size promises).
+    #[cold]
+    #[inline(never)]
+    fn first_copy_source(&mut self, data: &mut TestData) {
+        if self.elements.capacity() == 0 {
+            self.elements = std::mem::take(&mut data.spare_copy_sources);
+        }
+        self.elements
+            .reserve(self.min_size.clamp(16, MAX_COPY_SOURCES));
     }
 
     /// Now and then, while generating, an element starts as a copy of an
@@ -1083,6 +1116,7 @@ impl Collection {
     /// elements are what many bugs need (a duplicate in a list, two equal
     /// keys) and are rare at random. The decision comes from the random
     /// source, not a choice; the copied values are ordinary choices.
+    #[inline(always)]
     fn maybe_copy_element(&mut self, data: &mut TestData) {
         if self.elements.is_empty() {
             return;
@@ -1091,14 +1125,26 @@ impl Collection {
         if source.unit() >= COPY_PROBABILITY {
             return;
         }
+        self.copy_element(data);
+    }
+
+    /// Starts the next element as a copy of an earlier one, drawn from the
+    /// random source (see [`Collection::maybe_copy_element`]).
+    #[cold]
+    #[inline(never)]
+    fn copy_element(&self, data: &mut TestData) {
+        let Some(source) = data.source() else { return };
         let (start, end) = self.elements[source.below(self.elements.len() as u64) as usize];
         // Generated next, in order, as long as each fits the choice it is
         // offered to (a prefix still takes precedence over them, position
         // by position); recorded as ordinary choices, so shrinking treats
         // them like any.
+        // (Pushed one by one: an element is one choice or a few, which an
+        // `extend` through an iterator costs more to set up than to copy.)
         data.splice.clear();
-        data.splice
-            .extend(data.nodes[start..end].iter().map(|n| n.value.clone()));
+        for node in &data.nodes[start..end] {
+            data.splice.push_back(node.value.clone());
+        }
     }
 
     /// Sizes that vary find more bugs than sizes that are always small: when
@@ -1162,7 +1208,46 @@ impl Collection {
     }
 
     /// Whether to produce another element.
+    ///
+    /// In line, for the commonest case: an element a minimum size forces,
+    /// with room for its forced choice (every element of a list of fixed
+    /// size); [`Collection::more_at_large`] does the rest, and does the
+    /// same for this case.
+    #[inline]
     pub fn more(&mut self, data: &mut TestData) -> Result<bool, StopTest> {
+        self.more_in_line(data)
+    }
+
+    /// [`Collection::more`], always in line.
+    #[inline(always)]
+    fn more_in_line(&mut self, data: &mut TestData) -> Result<bool, StopTest> {
+        if self.scaled
+            && !self.finished
+            && self.count < self.min_size
+            && data.status.is_none()
+            && data.nodes.len() < data.max_choices
+            && data.length < data.max_length
+        {
+            self.close_element(data);
+            // As `force_boolean` records it (the splice is empty: closing
+            // the element emptied it), and can: there is room.
+            let start = data.nodes.len();
+            let _ = data.push_choice(
+                Constraints::Boolean { p: self.p_continue },
+                ChoiceValue::Boolean(true),
+                true,
+            );
+            self.count += 1;
+            self.element_start = Some(start);
+            self.maybe_copy_element(data);
+            return Ok(true);
+        }
+        self.more_at_large(data)
+    }
+
+    /// [`Collection::more`], every case.
+    #[inline(never)]
+    fn more_at_large(&mut self, data: &mut TestData) -> Result<bool, StopTest> {
         self.close_element(data);
         if !self.scaled {
             self.draw_scale(data);
@@ -1196,6 +1281,22 @@ impl Collection {
             }
         }
         Ok(more)
+    }
+
+    /// `while self.more(data)? { each(data.draw_prepared_integer(c)?) }`:
+    /// the elements of a collection of integers drawn under `c` (the
+    /// commonest collection), in a loop of their own.
+    #[inline(never)]
+    pub fn integers(
+        &mut self,
+        data: &mut TestData,
+        c: &PreparedIntegerConstraints,
+        mut each: impl FnMut(i128),
+    ) -> Result<(), StopTest> {
+        while self.more_in_line(data)? {
+            each(data.draw_prepared_integer(c)?);
+        }
+        Ok(())
     }
 
     /// The last element was not kept (e.g. a duplicate in a unique collection).

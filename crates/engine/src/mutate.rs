@@ -74,24 +74,36 @@ pub fn copy_onto_equal_label_with(
     // not sorted with every span.
     // The label last counted is tried first: spans of one label come in
     // runs (a list's elements).
+    // A run is counted in registers and added to its label's count when
+    // it ends.
     groups.clear();
-    let mut last = 0;
-    let few = spans.iter().filter(takes).all(|span| {
-        if let Some((label, count)) = groups.get_mut(last)
-            && *label == span.label
-        {
-            *count += 1;
-        } else if let Some(i) = groups.iter().position(|(label, _)| *label == span.label) {
-            groups[i].1 += 1;
-            last = i;
+    let add = |groups: &mut Vec<(u64, usize)>, (label, count): (u64, usize)| {
+        if let Some(group) = groups.iter_mut().find(|(l, _)| *l == label) {
+            group.1 += count;
         } else if groups.len() < FEW_LABELS {
-            last = groups.len();
-            groups.push((span.label, 1));
+            groups.push((label, count));
         } else {
             return false;
         }
         true
-    });
+    };
+    let mut run = (0, 0);
+    let mut few = true;
+    for span in spans.iter().filter(takes) {
+        if run.1 > 0 && run.0 == span.label {
+            run.1 += 1;
+            continue;
+        }
+        if run.1 > 0 && !add(groups, run) {
+            few = false;
+            run.1 = 0;
+            break;
+        }
+        run = (span.label, 1);
+    }
+    if run.1 > 0 && !add(groups, run) {
+        few = false;
+    }
     if few {
         groups.sort_unstable_by_key(|(label, _)| *label);
     } else {
@@ -209,9 +221,33 @@ impl Copy {
             replacement,
             &nodes[self.second.1..],
         ] {
-            out.extend(range.iter().map(|n| n.value.clone()));
+            extend_values(out, range);
         }
     }
+}
+
+/// Appends the values of `nodes` to `out`: each written into the vector's
+/// room, those that own nothing (numbers and booleans, nearly all) copied
+/// bit for bit rather than matched variant by variant (a mutation copies
+/// every choice of the test case it mutates).
+#[inline]
+fn extend_values(out: &mut Vec<ChoiceValue>, nodes: &[ChoiceNode]) {
+    out.reserve(nodes.len());
+    let len = out.len();
+    for (slot, node) in out.spare_capacity_mut().iter_mut().zip(nodes) {
+        // SAFETY: the bytes are copied into the room, not yet a value of the
+        // vector's; a value that owns nothing holds no pointer, so its
+        // copy is an equal value, and dropping both frees nothing twice.
+        // Any other's copy is overwritten with a clone, untouched (the
+        // bytes written over are not dropped).
+        unsafe { std::ptr::copy_nonoverlapping(&node.value, slot.as_mut_ptr(), 1) };
+        if !node.value.owns_nothing() {
+            slot.write(node.value.clone());
+        }
+    }
+    // SAFETY: the loop initialised the `nodes.len()` elements past `len`
+    // (the room reserved above holds them all).
+    unsafe { out.set_len(len + nodes.len()) }
 }
 
 /// Sets `alike` to the indices of the choices of `nodes` not forced, other
@@ -220,29 +256,43 @@ impl Copy {
 /// their own.
 fn collect_alike(alike: &mut Vec<usize>, nodes: &[ChoiceNode], i: usize) {
     alike.clear();
-    let others = nodes
-        .iter()
-        .enumerate()
-        .filter(|(j, node)| *j != i && !node.forced);
-    let indices = |(j, _): (usize, &ChoiceNode)| j;
     match &nodes[i].constraints {
-        Constraints::Integer(x) => alike.extend(
-            others
-                .filter(|(_, node)| matches!(&node.constraints, Constraints::Integer(y) if y == x))
-                .map(indices),
+        Constraints::Integer(x) => collect_where(
+            alike,
+            nodes,
+            i,
+            |c| matches!(c, Constraints::Integer(y) if y == x),
         ),
         // Any boolean is alike any boolean (see `same_kind`).
-        Constraints::Boolean { .. } => alike.extend(
-            others
-                .filter(|(_, node)| matches!(node.constraints, Constraints::Boolean { .. }))
-                .map(indices),
-        ),
-        c => alike.extend(
-            others
-                .filter(|(_, node)| same_kind(c, &node.constraints))
-                .map(indices),
-        ),
+        Constraints::Boolean { .. } => collect_where(alike, nodes, i, |c| {
+            matches!(c, Constraints::Boolean { .. })
+        }),
+        c => collect_where(alike, nodes, i, |other| same_kind(c, other)),
     }
+}
+
+/// Sets `alike` (empty) to the indices of the choices of `nodes` not
+/// forced, other than `i`, whose constraints are `alike_i`: written into
+/// the vector's room with the count kept aside, set once at the end.
+#[inline(always)]
+fn collect_where(
+    alike: &mut Vec<usize>,
+    nodes: &[ChoiceNode],
+    i: usize,
+    alike_i: impl Fn(&Constraints) -> bool,
+) {
+    alike.reserve(nodes.len());
+    let room = &mut alike.spare_capacity_mut()[..nodes.len()];
+    let mut count = 0;
+    for (j, node) in nodes.iter().enumerate() {
+        if !node.forced && j != i && alike_i(&node.constraints) {
+            room[count].write(j);
+            count += 1;
+        }
+    }
+    // SAFETY: the loop initialised the first `count` elements of the
+    // vector's room (`alike` was empty).
+    unsafe { alike.set_len(count) }
 }
 
 #[cfg(test)]
@@ -439,6 +489,33 @@ mod tests {
             }
         }
         assert!(some > 1000, "{some} mutations");
+    }
+
+    #[test]
+    fn values_are_copied_equal_whether_or_not_they_own_memory() {
+        let node = |value: ChoiceValue| ChoiceNode {
+            constraints: Constraints::Boolean { p: 0.5 },
+            value,
+            forced: false,
+        };
+        let nodes = [
+            node(ChoiceValue::Integer(-3)),
+            node(ChoiceValue::String(vec![0x41, 0x42])),
+            node(ChoiceValue::Boolean(true)),
+            node(ChoiceValue::Bytes(vec![1, 2, 3])),
+            node(ChoiceValue::Float(-0.0)),
+        ];
+        let mut out = vec![ChoiceValue::Integer(7)];
+        extend_values(&mut out, &nodes);
+        extend_values(&mut out, &nodes[1..2]);
+        let mut expected = vec![ChoiceValue::Integer(7)];
+        expected.extend(nodes.iter().map(|n| n.value.clone()));
+        expected.push(nodes[1].value.clone());
+        assert_eq!(out, expected);
+        // Each copy owns its own memory: dropping the copies, then the
+        // originals, frees nothing twice (checked under Miri).
+        drop(out);
+        drop(nodes);
     }
 
     #[test]

@@ -99,9 +99,7 @@ pub fn generate(schema: &Schema, data: &mut TestData) -> Result<Value, StopTest>
             // The commonest list, of integers not unique, in a loop of its own
             // (the same draws, with no `Result` of a `Value` in between).
             if let (Schema::Integer(c), false) = (&**elements, *unique) {
-                while collection.more(data)? {
-                    out.push(Value::Integer(data.draw_prepared_integer(c)?));
-                }
+                collection.integers(data, c, |v| out.push(Value::Integer(v)))?;
             } else {
                 while collection.more(data)? {
                     let v = generate_element(elements, data)?;
