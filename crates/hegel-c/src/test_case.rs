@@ -243,34 +243,29 @@ std::thread_local! {
     static RECENT: std::cell::RefCell<Recent<TestCaseHandle>> = const { Recent::new() };
 }
 
-std::thread_local! {
-    /// The allocation of the last handle this thread freed when nothing
-    /// else referred to it, for the next block this thread makes (a state
-    /// machine's frontend makes and frees a block at every step). What it
-    /// holds (a reference to its old family) is let go of when it is reused.
-    static SPARE: std::cell::Cell<Option<Arc<TestCaseHandle>>> = const { std::cell::Cell::new(None) };
-}
-
 /// Hands `handle` out to the caller.
 fn hand_out(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
     hand_out_shared(Arc::new(handle))
 }
 
 /// Hands `handle` out to the caller, in the allocation of a handle freed
-/// on this thread when there is one.
+/// on this thread when there is one (a state machine's frontend makes and
+/// frees a block at every step; see [`hegel_test_case_free`]). What the
+/// allocation held (a reference to its old family) is let go of here.
 fn hand_out_reusing(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
-    let spare = SPARE.try_with(std::cell::Cell::take).ok().flatten();
-    let object = match spare {
-        Some(mut spare) => match Arc::get_mut(&mut spare) {
-            Some(slot) => {
-                *slot = handle;
-                spare
-            }
-            None => Arc::new(handle),
-        },
-        None => Arc::new(handle),
-    };
-    hand_out_shared(object)
+    TEST_CASES
+        .insert_shared_with(&RECENT, TEST_CASE_KIND, |spare| match spare.take() {
+            Some(mut object) => match Arc::get_mut(&mut object) {
+                Some(place) => {
+                    let old = std::mem::replace(place, handle);
+                    (object, Some(old))
+                }
+                None => (Arc::new(handle), None),
+            },
+            None => (Arc::new(handle), None),
+        })
+        .map(|raw| raw as *mut hegel_test_case_t)
+        .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
 }
 
 fn hand_out_shared(object: Arc<TestCaseHandle>) -> AbiResult<*mut hegel_test_case_t> {
@@ -528,16 +523,9 @@ pub extern "C" fn hegel_test_case_free(
     tc: *mut hegel_test_case_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let forgotten =
-            TEST_CASES.release_shared_forgotten(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME)?;
-        // The last reference: kept for the next block (see `SPARE`), in
-        // place of the one kept before, which is dropped here.
-        if let Some(mut object) = forgotten
-            && Arc::get_mut(&mut object).is_some()
-        {
-            let replaced = SPARE.try_with(|spare| spare.replace(Some(object)));
-            drop(replaced);
-        }
+        // This thread keeps the handle's allocation, when nothing else
+        // refers to it, for its next block (see `hand_out_reusing`).
+        TEST_CASES.release_shared_keeping(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME)?;
         Ok(())
     })
 }
