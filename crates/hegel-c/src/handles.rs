@@ -387,6 +387,11 @@ impl<T: Reusable> Slots<T> {
 
     #[inline(always)]
     fn slot(&self, index: usize) -> Option<&Slot<T>> {
+        // The first segment's slots (most programs never need another) are
+        // found without working out the segment.
+        if index < SEGMENT_BASE {
+            return self.segments[0].get()?.get(index);
+        }
         let (segment, offset) = segment_of(index);
         self.segments.get(segment)?.get()?.get(offset)
     }
@@ -872,7 +877,10 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
             if generation.load(Ordering::Acquire) != generation_of(raw) {
                 return None;
             }
-            f.take().map(|f| f(object))
+            f.take().map(
+                #[inline(always)]
+                |f| f(object),
+            )
         });
         if let Ok(Some(result)) = hit {
             return Ok(result);

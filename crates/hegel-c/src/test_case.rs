@@ -333,7 +333,10 @@ impl TestCaseHandle {
     /// out of choices, nested too deep, or rejected.
     #[inline(always)]
     pub fn draw<T>(&self, f: impl FnOnce(&mut TestData) -> AbiResult<T>) -> AbiResult<T> {
-        self.draw_in_family(|data, _, _| f(data))
+        self.draw_in_family(
+            #[inline(always)]
+            |data, _, _| f(data),
+        )
     }
 
     /// [`TestCaseHandle::draw`], with the family's state machines and
@@ -343,23 +346,26 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut TestData, &mut Vec<(StateMachine, usize)>, &mut Collections) -> AbiResult<T>,
     ) -> AbiResult<T> {
-        self.on_stream(|state, stream| {
-            let FamilyState {
-                streams,
-                machines,
-                collections,
-                ..
-            } = state;
-            let data = &mut streams[stream].data;
-            // A concluded test case takes nothing more, even a call that
-            // makes no choice: the caller unwinds at once rather than
-            // finishing a value on a dead stream.
-            if data.is_active() {
-                f(data, machines, collections)
-            } else {
-                Err(AbiError::StopTest)
-            }
-        })
+        self.on_stream(
+            #[inline(always)]
+            |state, stream| {
+                let FamilyState {
+                    streams,
+                    machines,
+                    collections,
+                    ..
+                } = state;
+                let data = &mut streams[stream].data;
+                // A concluded test case takes nothing more, even a call that
+                // makes no choice: the caller unwinds at once rather than
+                // finishing a value on a dead stream.
+                if data.is_active() {
+                    f(data, machines, collections)
+                } else {
+                    Err(AbiError::StopTest)
+                }
+            },
+        )
     }
 
     /// Runs `f` on the family's state and this handle's stream index, with
@@ -413,7 +419,10 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut Vec<(StateMachine, usize)>, &mut TestData) -> AbiResult<T>,
     ) -> AbiResult<T> {
-        self.draw_in_family(|data, machines, _| f(machines, data))
+        self.draw_in_family(
+            #[inline(always)]
+            |data, machines, _| f(machines, data),
+        )
     }
 
     /// [`TestCaseHandle::draw`], with the test case's collections too.
@@ -489,7 +498,14 @@ pub fn with_handle<R>(
     tc: *const hegel_test_case_t,
     f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
 ) -> AbiResult<R> {
-    TEST_CASES.with_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME, |tc| f(tc))?
+    TEST_CASES.with_shared(
+        &RECENT,
+        tc,
+        TEST_CASE_KIND,
+        TEST_CASE_NAME,
+        #[inline(always)]
+        |tc| f(tc),
+    )?
 }
 
 /// Hands a new root handle onto `family` to the caller.
@@ -628,19 +644,23 @@ pub extern "C" fn hegel_start_span(
     label: u64,
 ) -> hegel_result_t {
     guard(ctx, || {
-        with_handle(tc, |tc| {
-            tc.draw(|data| {
-                data.start_span(label);
-                // Past the engine's span depth limit the test case is
-                // rejected (a failed assumption to the caller): unwind now,
-                // before the caller descends further.
-                if data.is_active() {
-                    Ok(())
-                } else {
-                    Err(AbiError::StopTest)
-                }
-            })
-        })
+        with_handle(
+            tc,
+            #[inline(always)]
+            |tc| {
+                tc.draw(|data| {
+                    data.start_span(label);
+                    // Past the engine's span depth limit the test case is
+                    // rejected (a failed assumption to the caller): unwind now,
+                    // before the caller descends further.
+                    if data.is_active() {
+                        Ok(())
+                    } else {
+                        Err(AbiError::StopTest)
+                    }
+                })
+            },
+        )
     })
 }
 
@@ -652,12 +672,16 @@ pub extern "C" fn hegel_stop_span(
     discard: bool,
 ) -> hegel_result_t {
     guard(ctx, || {
-        with_handle(tc, |tc| {
-            tc.draw(|data| {
-                data.stop_span(discard);
-                Ok(())
-            })
-        })
+        with_handle(
+            tc,
+            #[inline(always)]
+            |tc| {
+                tc.draw(|data| {
+                    data.stop_span(discard);
+                    Ok(())
+                })
+            },
+        )
     })
 }
 
