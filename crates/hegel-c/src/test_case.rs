@@ -248,21 +248,33 @@ fn hand_out(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
     hand_out_shared(Arc::new(handle))
 }
 
-/// Hands `handle` out to the caller, in the allocation of a handle freed
-/// on this thread when there is one (a state machine's frontend makes and
-/// frees a block at every step; see [`hegel_test_case_free`]). What the
-/// allocation held (a reference to its old family) is let go of here.
-fn hand_out_reusing(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
+/// Hands a new handle onto `family` out to the caller, in the allocation
+/// of a handle freed on this thread when there is one (a state machine's
+/// frontend makes and frees a block at every step; see
+/// [`hegel_test_case_free`]), its fields set in place. What the allocation
+/// held (a reference to its old family) is let go of here.
+#[inline(always)]
+fn hand_out_reusing(
+    family: Arc<Family>,
+    region: Target,
+    worker: i64,
+    stream: u64,
+) -> AbiResult<*mut hegel_test_case_t> {
     TEST_CASES
-        .insert_shared_with(&RECENT, TEST_CASE_KIND, |spare| match spare.take() {
-            Some(mut object) => match Arc::get_mut(&mut object) {
-                Some(place) => {
-                    let old = std::mem::replace(place, handle);
-                    (object, Some(old))
-                }
-                None => (Arc::new(handle), None),
-            },
-            None => (Arc::new(handle), None),
+        .insert_shared_with(&RECENT, TEST_CASE_KIND, |spare| {
+            if let Some(mut object) = spare.take()
+                && let Some(place) = Arc::get_mut(&mut object)
+            {
+                let old = std::mem::replace(&mut place.family, family);
+                place.region = region;
+                *place.worker.get_mut() = worker;
+                place.stream = stream;
+                *place.busy.get_mut() = false;
+                *place.completed_here.get_mut() = false;
+                return (object, Some(old));
+            }
+            let handle = TestCaseHandle::new(family, region, worker, stream);
+            (Arc::new(handle), None)
         })
         .map(|raw| raw as *mut hegel_test_case_t)
         .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
@@ -597,23 +609,28 @@ pub extern "C" fn hegel_test_case_block(
     guard(ctx, || {
         // The source is looked up without copying it out: a state machine
         // makes a block at every step.
-        let block = with_handle(tc, |source| {
-            require(out_test_case, "out_test_case")?;
-            let indent = usize::try_from(indent)
-                .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
-            let region = source
-                .family
-                .document()
-                .block(source.region, indent)
-                .unwrap_or(Target::Dead);
-            Ok(TestCaseHandle::new(
-                Arc::clone(&source.family),
-                region,
-                source.worker.load(Ordering::Acquire),
-                source.stream,
-            ))
-        })?;
-        write(out_test_case, hand_out_reusing(block)?, "out_test_case")
+        let (family, region, worker, stream) = with_handle(
+            tc,
+            #[inline(always)]
+            |source| {
+                require(out_test_case, "out_test_case")?;
+                let indent = usize::try_from(indent)
+                    .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
+                let region = source
+                    .family
+                    .document()
+                    .block(source.region, indent)
+                    .unwrap_or(Target::Dead);
+                Ok((
+                    Arc::clone(&source.family),
+                    region,
+                    source.worker.load(Ordering::Acquire),
+                    source.stream,
+                ))
+            },
+        )?;
+        let block = hand_out_reusing(family, region, worker, stream)?;
+        write(out_test_case, block, "out_test_case")
     })
 }
 
