@@ -621,6 +621,7 @@ unsafe impl<T: Send + Sync> Sync for Pinned<T> {}
 impl<T: Send + Sync + 'static> Reusable for Pinned<T> {
     fn reset(&self) {}
 
+    #[inline(always)]
     fn vacate(&self) {
         // Pairs with the readers' Release unpins: what they did with the
         // object happens before it is dropped here.

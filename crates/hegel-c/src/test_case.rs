@@ -399,30 +399,21 @@ impl TestCaseHandle {
         else {
             return Err(foreign_stream());
         };
-        // Another stream ended the test case: so does this one.
-        if let Some(status) = state.concluded {
-            state.streams[stream].data.conclude(status, None);
-        }
         // A test case the engine already ended (out of choices, or
-        // rejected) refuses every call, spans and bookkeeping included, not
-        // only the draws: the caller must unwind whatever it calls next.
-        let result = if state.streams[stream].data.status.is_some() {
-            Err(AbiError::StopTest)
-        } else {
-            f(&mut state, stream)
-        };
+        // rejected; this stream or another) refuses every call, spans and
+        // bookkeeping included, not only the draws: the caller must unwind
+        // whatever it calls next.
+        if (state.concluded.is_some() || state.streams[stream].data.status.is_some())
+            && let Some(refusal) = stream_ended(&mut state, stream)
+        {
+            return Err(refusal);
+        }
+        let result = f(&mut state, stream);
         let status = state.streams[stream].data.status;
-        if state.concluded.is_none() {
-            state.concluded = status;
+        if status.is_none() {
+            return result;
         }
-        match result {
-            // A draw that concluded the test case invalid (a rejection
-            // inside the engine) is a failed assumption to the caller.
-            Err(AbiError::StopTest) if status == Some(Status::Invalid) => Err(AbiError::Assume(
-                "the draw rejected the test case as a failed assumption".into(),
-            )),
-            other => other,
-        }
+        ended(&mut state, status, result)
     }
 
     /// [`TestCaseHandle::draw`], with the test case's state machines too.
@@ -468,6 +459,41 @@ impl TestCaseHandle {
     /// The prefix of lines this handle records, when attributed to a worker.
     pub fn line_prefix(&self) -> Option<String> {
         worker_prefix(&self.family, self.worker.load(Ordering::Acquire))
+    }
+}
+
+/// [`TestCaseHandle::on_stream`] on a test case with a stream ended: another
+/// stream's end ends this one too, and a call on an ended stream is refused
+/// (with the error [`ended`] makes of `StopTest`); `None` if this stream
+/// has not ended after all.
+#[cold]
+#[inline(never)]
+fn stream_ended(state: &mut FamilyState, stream: usize) -> Option<AbiError> {
+    if let Some(status) = state.concluded {
+        state.streams[stream].data.conclude(status, None);
+    }
+    let status = state.streams[stream].data.status;
+    status?;
+    ended::<()>(state, status, Err(AbiError::StopTest)).err()
+}
+
+/// The end of [`TestCaseHandle::on_stream`] once a stream has ended (with
+/// `status`, this call's stream's): the first status the engine concluded
+/// a stream with is the family's, and a draw that concluded the test case
+/// invalid is a failed assumption to the caller.
+#[cold]
+#[inline(never)]
+fn ended<T>(state: &mut FamilyState, status: Option<Status>, result: AbiResult<T>) -> AbiResult<T> {
+    if state.concluded.is_none() {
+        state.concluded = status;
+    }
+    match result {
+        // A draw that concluded the test case invalid (a rejection
+        // inside the engine) is a failed assumption to the caller.
+        Err(AbiError::StopTest) if status == Some(Status::Invalid) => Err(AbiError::Assume(
+            "the draw rejected the test case as a failed assumption".into(),
+        )),
+        other => other,
     }
 }
 
