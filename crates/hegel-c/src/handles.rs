@@ -445,6 +445,17 @@ impl<T: Reusable> Slots<T> {
     /// object reset and set up by `init` before the handle is live.
     #[inline(always)]
     fn hand_out_at(&self, index: usize, kind: u8, init: impl FnOnce(&T)) -> Option<usize> {
+        Some(self.hand_out_slot(index, kind, init)?.0)
+    }
+
+    /// [`Slots::hand_out_at`], returning the slot too.
+    #[inline(always)]
+    fn hand_out_slot(
+        &self,
+        index: usize,
+        kind: u8,
+        init: impl FnOnce(&T),
+    ) -> Option<(usize, &Slot<T>)> {
         let slot = self.slot(index)?;
         // The free that vacated the slot came before (through `vacant`, or
         // on this thread); this orders it before the reset's stores for
@@ -455,7 +466,9 @@ impl<T: Reusable> Slots<T> {
         // Vacant (even) to live (odd); published after the reset.
         let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1);
         slot.generation.store(generation, Ordering::Release);
-        Some((usize::from(kind) << KIND_SHIFT) | ((generation as usize) << SLOT_INDEX_BITS) | index)
+        let raw =
+            (usize::from(kind) << KIND_SHIFT) | ((generation as usize) << SLOT_INDEX_BITS) | index;
+        Some((raw, slot))
     }
 
     /// The live object behind `raw` (a handle of kind `kind`), or `None`.
@@ -816,10 +829,9 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
                 return Some((None, (leftover, Some(object), None)));
             };
             let remembered = Arc::clone(&object);
-            let Some(raw) = self.hand_out_object(index, kind, object) else {
+            let Some((raw, slot)) = self.hand_out_object(index, kind, object) else {
                 return Some((None, (leftover, Some(remembered), None)));
             };
-            let slot = self.slot(index)?;
             let pushed_out = recent.remember_new((raw, &slot.generation, remembered));
             Some((Some(raw), (leftover, None, pushed_out)))
         });
@@ -834,8 +846,7 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
                 let (object, leftover) = make(&mut None);
                 drop(leftover);
                 let remembered = Arc::clone(&object);
-                let raw = self.hand_out_object(self.claim_vacant()?, kind, object)?;
-                let slot = self.slot(raw & SLOT_INDEX_MASK)?;
+                let (raw, slot) = self.hand_out_object(self.claim_vacant()?, kind, object)?;
                 remember(recent, (raw, &slot.generation, remembered));
                 Some(raw)
             }
@@ -845,8 +856,13 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
 
     /// Hands out the vacant slot `index` (owned by the caller) holding `object`.
     #[inline(always)]
-    fn hand_out_object(&self, index: usize, kind: u8, object: Arc<T>) -> Option<usize> {
-        self.hand_out_at(index, kind, |slot| {
+    fn hand_out_object(
+        &self,
+        index: usize,
+        kind: u8,
+        object: Arc<T>,
+    ) -> Option<(usize, &Slot<Pinned<T>>)> {
+        self.hand_out_slot(index, kind, |slot| {
             // SAFETY: the slot is vacant and this hand-out owns it (popped
             // under the vacant list's lock, never used, or kept by the
             // thread that freed it): no reader reads the object until the

@@ -261,21 +261,26 @@ fn hand_out_reusing(
     stream: u64,
 ) -> AbiResult<*mut hegel_test_case_t> {
     TEST_CASES
-        .insert_shared_with(&RECENT, TEST_CASE_KIND, |spare| {
-            if let Some(mut object) = spare.take()
-                && let Some(place) = Arc::get_mut(&mut object)
-            {
-                let old = std::mem::replace(&mut place.family, family);
-                place.region = region;
-                *place.worker.get_mut() = worker;
-                place.stream = stream;
-                *place.busy.get_mut() = false;
-                *place.completed_here.get_mut() = false;
-                return (object, Some(old));
-            }
-            let handle = TestCaseHandle::new(family, region, worker, stream);
-            (Arc::new(handle), None)
-        })
+        .insert_shared_with(
+            &RECENT,
+            TEST_CASE_KIND,
+            #[inline(always)]
+            |spare| {
+                if let Some(mut object) = spare.take()
+                    && let Some(place) = Arc::get_mut(&mut object)
+                {
+                    let old = std::mem::replace(&mut place.family, family);
+                    place.region = region;
+                    *place.worker.get_mut() = worker;
+                    place.stream = stream;
+                    *place.busy.get_mut() = false;
+                    *place.completed_here.get_mut() = false;
+                    return (object, Some(old));
+                }
+                let handle = TestCaseHandle::new(family, region, worker, stream);
+                (Arc::new(handle), None)
+            },
+        )
         .map(|raw| raw as *mut hegel_test_case_t)
         .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
 }
