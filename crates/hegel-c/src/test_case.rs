@@ -372,15 +372,11 @@ impl TestCaseHandle {
                     collections,
                     ..
                 } = state;
-                let data = &mut streams[stream].data;
                 // A concluded test case takes nothing more, even a call that
-                // makes no choice: the caller unwinds at once rather than
-                // finishing a value on a dead stream.
-                if data.is_active() {
-                    f(data, machines, collections)
-                } else {
-                    Err(AbiError::StopTest)
-                }
+                // makes no choice: `on_stream` runs this only on a stream the
+                // engine has not ended (the caller unwinds at once rather
+                // than finishing a value on a dead stream).
+                f(&mut streams[stream].data, machines, collections)
             },
         )
     }
