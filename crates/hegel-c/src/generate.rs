@@ -86,7 +86,10 @@ pub extern "C" fn hegel_generate_integer(
                     )));
                 }
                 let c = PreparedIntegerConstraints::bounded_i64(min_value, max_value);
-                let value = tc.draw(|data| Ok(data.draw_prepared_integer(&c)? as i64))?;
+                let value = tc.draw(
+                    #[inline(always)]
+                    |data| Ok(data.draw_prepared_integer(&c)? as i64),
+                )?;
                 write(out_value, value, "out_value")
             },
         )
