@@ -118,24 +118,52 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// own work.
 #[inline(always)]
 pub fn guard(ctx: *const hegel_context_t, body: impl FnOnce() -> AbiResult) -> hegel_result_t {
-    let run = || match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(outcome) => outcome,
-        Err(payload) => Err(AbiError::Internal(panic_message(payload.as_ref()))),
-    };
-    let outcome = if ctx.is_null() {
-        run()
+    let context = if ctx.is_null() {
+        None
     } else {
         let Some(context) = context(ctx) else {
             return invalid_context(ctx).code();
         };
-        let outcome = run();
-        context.record(ctx, &outcome);
-        outcome
+        Some(context)
     };
+    // The outcome is recorded and turned into its code inside the
+    // `catch_unwind`: what comes out is the code alone.
+    match catch_unwind(AssertUnwindSafe(
+        #[inline(always)]
+        || finish(context, ctx, body()),
+    )) {
+        Ok(code) => code,
+        Err(payload) => panicked(context, ctx, payload),
+    }
+}
+
+/// Records a call's outcome on its context (if any) and returns its code.
+#[inline(always)]
+fn finish(
+    context: Option<&Context>,
+    ctx: *const hegel_context_t,
+    outcome: AbiResult,
+) -> hegel_result_t {
+    if let Some(context) = context {
+        context.record(ctx, &outcome);
+    }
     match outcome {
         Ok(()) => hegel_result_t::HEGEL_OK,
         Err(error) => error.code(),
     }
+}
+
+/// [`guard`] when the body panicked: an internal error with its message.
+#[cold]
+#[inline(never)]
+fn panicked(
+    context: Option<&Context>,
+    ctx: *const hegel_context_t,
+    payload: Box<dyn std::any::Any + Send>,
+) -> hegel_result_t {
+    let outcome = Err(AbiError::Internal(panic_message(payload.as_ref())));
+    drop(payload);
+    finish(context, ctx, outcome)
 }
 
 /// Writes `value` through an out-parameter, which must not be NULL.
@@ -264,6 +292,32 @@ mod tests {
             assert_eq!(hegel_context_free(new), hegel_result_t::HEGEL_OK);
         }
         assert!(reused >= 2, "the slot was reused in {reused} of 200 rounds");
+    }
+
+    #[test]
+    fn a_panicking_call_returns_an_internal_error_with_its_message() {
+        let ctx = hegel_context_new();
+        let code = guard(ctx, || panic!("a panic inside a call"));
+        assert_eq!(code, hegel_result_t::HEGEL_E_INTERNAL);
+        assert!(last_error(ctx).contains("a panic inside a call"));
+        // A success clears the message; a failure sets its own.
+        assert_eq!(guard(ctx, || Ok(())), hegel_result_t::HEGEL_OK);
+        assert_eq!(last_error(ctx), "");
+        assert_eq!(
+            guard(ctx, || Err(AbiError::arg("a bad argument"))),
+            AbiError::arg("").code()
+        );
+        assert!(last_error(ctx).contains("a bad argument"));
+        // With no context too, and with a freed one.
+        assert_eq!(
+            guard(std::ptr::null(), || panic!("no context")),
+            hegel_result_t::HEGEL_E_INTERNAL
+        );
+        assert_eq!(hegel_context_free(ctx), hegel_result_t::HEGEL_OK);
+        assert_eq!(
+            guard(ctx, || panic!("a freed context: not run")),
+            hegel_result_t::HEGEL_E_INVALID_HANDLE
+        );
     }
 
     #[test]

@@ -75,17 +75,24 @@ pub extern "C" fn hegel_generate_integer(
     out_value: *mut i64,
 ) -> hegel_result_t {
     guard(ctx, || {
-        with_handle(tc, |tc| {
-            require(out_value, "out_value")?;
-            if max_value < min_value {
-                return Err(AbiError::arg(format!(
-                    "max_value {max_value} is below min_value {min_value}"
-                )));
-            }
-            let c = PreparedIntegerConstraints::bounded_i64(min_value, max_value);
-            let value = tc.draw(|data| Ok(data.draw_prepared_integer(&c)? as i64))?;
-            write(out_value, value, "out_value")
-        })
+        with_handle(
+            tc,
+            #[inline(always)]
+            |tc| {
+                require(out_value, "out_value")?;
+                if max_value < min_value {
+                    return Err(AbiError::arg(format!(
+                        "max_value {max_value} is below min_value {min_value}"
+                    )));
+                }
+                let c = PreparedIntegerConstraints::bounded_i64(min_value, max_value);
+                let value = tc.draw(
+                    #[inline(always)]
+                    |data| Ok(data.draw_prepared_integer(&c)? as i64),
+                )?;
+                write(out_value, value, "out_value")
+            },
+        )
     })
 }
 

@@ -387,6 +387,11 @@ impl<T: Reusable> Slots<T> {
 
     #[inline(always)]
     fn slot(&self, index: usize) -> Option<&Slot<T>> {
+        // The first segment's slots (most programs never need another) are
+        // found without working out the segment.
+        if index < SEGMENT_BASE {
+            return self.segments[0].get()?.get(index);
+        }
         let (segment, offset) = segment_of(index);
         self.segments.get(segment)?.get()?.get(offset)
     }
@@ -395,9 +400,17 @@ impl<T: Reusable> Slots<T> {
     /// the handle is live); returns its handle with the kind's tag `kind`,
     /// or `None` when every index is in use.
     pub fn insert(&self, kind: u8, init: impl FnOnce(&T)) -> Option<usize> {
+        let index = self.claim_vacant()?;
+        self.hand_out_at(index, kind, init)
+    }
+
+    /// Takes a vacant slot's index off the vacant list (or the next index
+    /// never used, its segment made on first use): the caller owns the
+    /// vacant slot until it hands it out; `None` when every index is in use.
+    fn claim_vacant(&self) -> Option<usize> {
         let mut vacant = self.vacant.lock().unwrap_or_else(|e| e.into_inner());
-        let index = match vacant.freed.pop() {
-            Some(index) => index as usize,
+        match vacant.freed.pop() {
+            Some(index) => Some(index as usize),
             None => {
                 let index = vacant.next as usize;
                 if index > SLOT_INDEX_MASK {
@@ -413,20 +426,49 @@ impl<T: Reusable> Slots<T> {
                         .collect()
                 });
                 vacant.next += 1;
-                index
+                Some(index)
             }
-        };
-        drop(vacant);
+        }
+    }
+
+    /// Puts a vacant slot's index (owned by the caller) back on the vacant list.
+    fn push_vacant(&self, index: u32) {
+        self.vacant
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .freed
+            .push(index);
+    }
+
+    /// Hands out the vacant slot `index`, which the caller owns (claimed
+    /// from the vacant list, or kept by the thread that freed it): its
+    /// object reset and set up by `init` before the handle is live.
+    #[inline(always)]
+    fn hand_out_at(&self, index: usize, kind: u8, init: impl FnOnce(&T)) -> Option<usize> {
+        Some(self.hand_out_slot(index, kind, init)?.0)
+    }
+
+    /// [`Slots::hand_out_at`], returning the slot too.
+    #[inline(always)]
+    fn hand_out_slot(
+        &self,
+        index: usize,
+        kind: u8,
+        init: impl FnOnce(&T),
+    ) -> Option<(usize, &Slot<T>)> {
         let slot = self.slot(index)?;
-        // The free that vacated the slot came before (through `vacant`);
-        // this orders it before the reset's stores for `Slots::read`.
+        // The free that vacated the slot came before (through `vacant`, or
+        // on this thread); this orders it before the reset's stores for
+        // `Slots::read`.
         fence(Ordering::Release);
         slot.value.reset();
         init(&slot.value);
         // Vacant (even) to live (odd); published after the reset.
         let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1);
         slot.generation.store(generation, Ordering::Release);
-        Some((usize::from(kind) << KIND_SHIFT) | ((generation as usize) << SLOT_INDEX_BITS) | index)
+        let raw =
+            (usize::from(kind) << KIND_SHIFT) | ((generation as usize) << SLOT_INDEX_BITS) | index;
+        Some((raw, slot))
     }
 
     /// The live object behind `raw` (a handle of kind `kind`), or `None`.
@@ -499,14 +541,28 @@ impl<T: Reusable> Slots<T> {
 
     /// Frees the slot behind `raw`; `false` when it is not live.
     pub fn free(&self, raw: usize, kind: u8) -> bool {
+        match self.vacate(raw, kind) {
+            Some(Some(index)) => {
+                self.push_vacant(index);
+                true
+            }
+            Some(None) => true,
+            None => false,
+        }
+    }
+
+    /// Frees the slot behind `raw` (`None` when it is not live) and returns
+    /// its index, now vacant and owned by the caller, who puts it back on
+    /// the vacant list or hands it out again; `Some(None)` for a slot
+    /// retired as its generation wrapped.
+    #[inline(always)]
+    fn vacate(&self, raw: usize, kind: u8) -> Option<Option<u32>> {
         if raw >> KIND_SHIFT != usize::from(kind) {
-            return false;
+            return None;
         }
         let generation = ((raw & KEY_MASK) >> SLOT_INDEX_BITS) as u32;
         let index = raw & SLOT_INDEX_MASK;
-        let Some(slot) = self.slot(index) else {
-            return false;
-        };
+        let slot = self.slot(index)?;
         if generation & 1 == 0
             || slot
                 .generation
@@ -521,20 +577,13 @@ impl<T: Reusable> Slots<T> {
                 )
                 .is_err()
         {
-            return false;
+            return None;
         }
         slot.value.vacate();
         // A slot whose generation wrapped to 0 is retired: reused, it would
         // hand out its first handles again, and a stale copy of one would
         // name the new object (one slot lost per 2^31 reuses).
-        if generation != u32::MAX {
-            self.vacant
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .freed
-                .push(index as u32);
-        }
-        true
+        Some((generation != u32::MAX).then_some(index as u32))
     }
 }
 
@@ -585,6 +634,7 @@ unsafe impl<T: Send + Sync> Sync for Pinned<T> {}
 impl<T: Send + Sync + 'static> Reusable for Pinned<T> {
     fn reset(&self) {}
 
+    #[inline(always)]
     fn vacate(&self) {
         // Pairs with the readers' Release unpins: what they did with the
         // object happens before it is dropped here.
@@ -623,6 +673,28 @@ pub struct Recent<T> {
     entries: [Option<Recalled<T>>; REMEMBERED],
     /// The entry the next object goes to when none is free or stale.
     next: usize,
+    /// A slot this thread freed and keeps for its next hand-out (a state
+    /// machine's frontend frees a block and makes another at every step),
+    /// off its table's vacant list (named by that list) and owned by this
+    /// thread: handed out again, or put back on the list when the thread
+    /// ends or frees another.
+    vacant: Option<(&'static Mutex<Vacant>, u32)>,
+    /// The object of the last handle this thread freed when nothing else
+    /// referred to it, if its kind reuses allocations
+    /// ([`Slots::release_shared_keeping`]): the next hand-out may reuse it.
+    spare: Option<Arc<T>>,
+}
+
+impl<T> Drop for Recent<T> {
+    fn drop(&mut self) {
+        if let Some((vacant, index)) = self.vacant.take() {
+            vacant
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .freed
+                .push(index);
+        }
+    }
 }
 
 impl<T> Recent<T> {
@@ -631,7 +703,28 @@ impl<T> Recent<T> {
         RefCell::new(Recent {
             entries: [const { None }; REMEMBERED],
             next: 0,
+            vacant: None,
+            spare: None,
         })
+    }
+
+    /// Remembers `entry`, a handle just handed out (so not remembered
+    /// yet), in the first free place, or else in place of the oldest;
+    /// returns what it no longer remembers, to be dropped outside the
+    /// borrow. A free place is the common case (a handle freed on this
+    /// thread left one); no other entry is looked at: a stale one is let go
+    /// of when it is pushed out, here or by a lookup ([`Recent::remember`]).
+    #[inline(always)]
+    fn remember_new(&mut self, entry: Recalled<T>) -> Option<Recalled<T>> {
+        let i = match self.entries.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                let i = self.next;
+                self.next = (i + 1) % REMEMBERED;
+                i
+            }
+        };
+        self.entries[i].replace(entry)
     }
 
     /// The entry remembered for the handle `raw`.
@@ -704,18 +797,79 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
         kind: u8,
         object: Arc<T>,
     ) -> Option<usize> {
-        let remembered = Arc::clone(&object);
-        let raw = self.insert(kind, |slot| {
+        self.insert_shared_with(recent, kind, |_| (object, ()))
+    }
+
+    /// [`Slots::insert_shared`] of the object `make` returns. `make` may
+    /// take this thread's spare object (kept by
+    /// [`Slots::release_shared_keeping`]) to reuse its allocation; what it
+    /// returns beside the object (what the spare held) is dropped once this
+    /// thread's memory is no longer borrowed. The thread's memory is
+    /// borrowed once: the handle takes the slot this thread freed last,
+    /// when it kept one, and the first free place among the remembered.
+    #[inline(always)]
+    pub fn insert_shared_with<D>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        kind: u8,
+        make: impl FnOnce(&mut Option<Arc<T>>) -> (Arc<T>, D),
+    ) -> Option<usize> {
+        let mut make = Some(make);
+        let done = recent.try_with(|cell| {
+            let mut recent = cell.try_borrow_mut().ok()?;
+            let (object, leftover) = (make.take()?)(&mut recent.spare);
+            let kept = match recent.vacant {
+                Some((list, index)) if std::ptr::eq(list, &self.vacant) => {
+                    recent.vacant = None;
+                    Some(index as usize)
+                }
+                _ => None,
+            };
+            let Some(index) = kept.or_else(|| self.claim_vacant()) else {
+                return Some((None, (leftover, Some(object), None)));
+            };
+            let remembered = Arc::clone(&object);
+            let Some((raw, slot)) = self.hand_out_object(index, kind, object) else {
+                return Some((None, (leftover, Some(remembered), None)));
+            };
+            let pushed_out = recent.remember_new((raw, &slot.generation, remembered));
+            Some((Some(raw), (leftover, None, pushed_out)))
+        });
+        match (done, make) {
+            (Ok(Some((raw, dropped))), _) => {
+                drop(dropped);
+                raw
+            }
+            // This thread's memory is in use (a hand-out nested in a call's
+            // `f`) or gone (the thread is ending): as a new thread would.
+            (_, Some(make)) => {
+                let (object, leftover) = make(&mut None);
+                drop(leftover);
+                let remembered = Arc::clone(&object);
+                let (raw, slot) = self.hand_out_object(self.claim_vacant()?, kind, object)?;
+                remember(recent, (raw, &slot.generation, remembered));
+                Some(raw)
+            }
+            (_, None) => None,
+        }
+    }
+
+    /// Hands out the vacant slot `index` (owned by the caller) holding `object`.
+    #[inline(always)]
+    fn hand_out_object(
+        &self,
+        index: usize,
+        kind: u8,
+        object: Arc<T>,
+    ) -> Option<(usize, &Slot<Pinned<T>>)> {
+        self.hand_out_slot(index, kind, |slot| {
             // SAFETY: the slot is vacant and this hand-out owns it (popped
-            // under the vacant list's lock, or never used): no reader reads
-            // the object until the generation published after this write
-            // says the handle is live, and the vacate of its last free has
-            // already run.
+            // under the vacant list's lock, never used, or kept by the
+            // thread that freed it): no reader reads the object until the
+            // generation published after this write says the handle is
+            // live, and the vacate of its last free has already run.
             unsafe { *slot.object.get() = Some(object) }
-        })?;
-        let slot = self.slot(raw & SLOT_INDEX_MASK)?;
-        remember(recent, (raw, &slot.generation, remembered));
-        Some(raw)
+        })
     }
 
     /// `f` on the object behind a live handle, with the ABI's error for a
@@ -740,7 +894,10 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
             if generation.load(Ordering::Acquire) != generation_of(raw) {
                 return None;
             }
-            f.take().map(|f| f(object))
+            f.take().map(
+                #[inline(always)]
+                |f| f(object),
+            )
         });
         if let Ok(Some(result)) = hit {
             return Ok(result);
@@ -805,34 +962,88 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
         kind: u8,
         name: &str,
     ) -> Result<(), AbiError> {
-        drop(self.release_shared_forgotten(recent, handle, kind, name)?);
-        Ok(())
+        self.release_in(recent, handle, kind, name, false)
     }
 
-    /// [`Slots::release_shared`], returning this thread's reference to the
-    /// object it forgot, if it remembered it: the caller may reuse the
-    /// allocation when that was the last reference.
-    pub fn release_shared_forgotten<H>(
+    /// [`Slots::release_shared`], for kinds whose allocations are reused:
+    /// this thread's reference to the object, when it remembered it and
+    /// that was the last one, is kept as the thread's spare for the next
+    /// hand-out ([`Slots::insert_shared_with`]), in place of the one kept
+    /// before. The freed slot is kept by this thread for its next hand-out
+    /// too.
+    pub fn release_shared_keeping<H>(
         &'static self,
         recent: &'static LocalKey<RefCell<Recent<T>>>,
         handle: *const H,
         kind: u8,
         name: &str,
-    ) -> Result<Option<Arc<T>>, AbiError> {
-        self.release(handle, kind, name)?;
+    ) -> Result<(), AbiError> {
+        self.release_in(recent, handle, kind, name, true)
+    }
+
+    /// [`Slots::release_shared`]; `keep`: whether this thread keeps the
+    /// object for reuse ([`Slots::release_shared_keeping`]).
+    #[inline(always)]
+    fn release_in<H>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+        keep: bool,
+    ) -> Result<(), AbiError> {
         let raw = handle as usize;
-        let forgotten = recent
+        if handle.is_null() {
+            return Ok(());
+        }
+        let Some(index) = self.vacate(raw, kind) else {
+            return Err(not_found(raw, kind, name));
+        };
+        let dropped = recent
             .try_with(|recent| {
                 let mut recent = recent.try_borrow_mut().ok()?;
-                recent
+                let mut forgotten = recent
                     .entries
                     .iter_mut()
                     .find(|e| e.as_ref().is_some_and(|(h, _, _)| *h == raw))
                     .and_then(Option::take)
+                    .map(|(_, _, object)| object);
+                // The last reference (no other thread remembers it, and
+                // the slot let go of it): kept.
+                if keep
+                    && forgotten
+                        .as_mut()
+                        .is_some_and(|o| Arc::get_mut(o).is_some())
+                {
+                    forgotten = std::mem::replace(&mut recent.spare, forgotten);
+                }
+                let vacant = match index {
+                    Some(index) => recent.vacant.replace((&self.vacant, index)),
+                    None => None,
+                };
+                Some((forgotten, vacant))
             })
             .ok()
             .flatten();
-        Ok(forgotten.map(|(_, _, object)| object))
+        match dropped {
+            Some((forgotten, vacant)) => {
+                drop(forgotten);
+                // The slot kept before, of this table or another.
+                if let Some((list, index)) = vacant {
+                    list.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .freed
+                        .push(index);
+                }
+            }
+            // Not kept by this thread: back on the vacant list.
+            None => {
+                if let Some(index) = index {
+                    self.push_vacant(index);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -1419,6 +1630,86 @@ mod tests {
         SHARED
             .release_shared(&RECENT_THINGS, last, 204, "thing")
             .expect("frees");
+    }
+
+    /// How many slots are on `table`'s vacant list.
+    fn vacant_count<T: Reusable>(table: &Slots<T>) -> usize {
+        table
+            .vacant
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .freed
+            .len()
+    }
+
+    #[test]
+    fn a_freed_slot_and_object_are_kept_by_the_freeing_thread_for_its_next_handle() {
+        static SHARED: Slots<Pinned<Thing>> = Slots::new();
+        static OTHER: Slots<Pinned<Thing>> = Slots::new();
+        std::thread::spawn(|| {
+            let keep = |table: &'static Slots<Pinned<Thing>>, h: usize| {
+                table
+                    .release_shared_keeping(&RECENT_THINGS, h as *const u8, 204, "thing")
+                    .expect("frees")
+            };
+            let a = SHARED
+                .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(1)))
+                .expect("inserts");
+            keep(&SHARED, a);
+            assert_eq!(vacant_count(&SHARED), 0, "kept by this thread");
+            assert!(read_thing(&SHARED, a).is_err());
+            // The next handle takes the slot (under a new generation) and
+            // may reuse the object's allocation.
+            let b = SHARED
+                .insert_shared_with(&RECENT_THINGS, 204, |spare| {
+                    let old = spare.take().expect("kept");
+                    assert_eq!((old.0, Arc::strong_count(&old)), (1, 1));
+                    (Arc::new(Thing(2)), old)
+                })
+                .expect("inserts");
+            assert_eq!(b & SLOT_INDEX_MASK, a & SLOT_INDEX_MASK);
+            assert_ne!(a, b);
+            assert!(
+                read_thing(&SHARED, a).is_err(),
+                "the old handle stays freed"
+            );
+            assert_eq!(read_thing(&SHARED, b).expect("live"), 2);
+            assert!(matches!(
+                SHARED.release_shared_keeping(&RECENT_THINGS, a as *const u8, 204, "thing"),
+                Err(AbiError::InvalidHandle(_))
+            ));
+            // A slot of another table is not handed out here; the one kept
+            // before goes back on its own table's list when another is kept.
+            keep(&SHARED, b);
+            let c = OTHER
+                .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(3)))
+                .expect("inserts");
+            assert_eq!(vacant_count(&SHARED), 0);
+            keep(&OTHER, c);
+            assert_eq!(vacant_count(&SHARED), 1, "back on its list");
+            assert_eq!(vacant_count(&OTHER), 0, "kept by this thread");
+            // Another thread's object is not kept: it still refers to it.
+            let d = SHARED
+                .insert_shared(&RECENT_THINGS, 204, Arc::new(Thing(4)))
+                .expect("inserts");
+            let held = SHARED
+                .with_shared(&RECENT_THINGS, d as *const u8, 204, "thing", Arc::clone)
+                .expect("live");
+            keep(&SHARED, d);
+            let e = SHARED
+                .insert_shared_with(&RECENT_THINGS, 204, |spare| {
+                    assert!(spare.as_ref().is_none_or(|s| s.0 != 4), "not kept");
+                    (Arc::new(Thing(5)), ())
+                })
+                .expect("inserts");
+            assert_eq!(Arc::strong_count(&held), 1);
+            keep(&SHARED, e);
+        })
+        .join()
+        .expect("joins");
+        // The thread ended: the slot it kept went back on its table's list.
+        assert_eq!(vacant_count(&OTHER), 1);
+        assert_eq!(vacant_count(&SHARED), 1);
     }
 
     #[test]

@@ -254,24 +254,32 @@ pub extern "C" fn hegel_new_state_machine(
 /// once, in its slot; what the slot says (its family and index) may be a
 /// reuse's if the handle is freed meanwhile, so the machine found there
 /// must have been handed out under this very handle.
+#[inline(always)]
 fn with_machine<T>(
     tc: *mut hegel_test_case_t,
     machine: *mut hegel_state_machine_t,
     f: impl FnOnce(&mut state_machine::StateMachine, &mut TestData) -> AbiResult<T>,
 ) -> AbiResult<T> {
-    with_handle(tc, |tc| {
-        let raw = machine as usize;
-        let slot = MACHINES.find(machine, MACHINE_KIND, MACHINE_NAME)?;
-        let family = slot.family.load(Ordering::Relaxed);
-        let index = slot.index.load(Ordering::Relaxed);
-        if family != tc.family.id {
-            return Err(foreign_machine());
-        }
-        tc.draw_with_machines(|machines, data| match machines.get_mut(index) {
-            Some((state, handle)) if *handle == raw => f(state, data),
-            _ => Err(foreign_machine()),
-        })
-    })
+    with_handle(
+        tc,
+        #[inline(always)]
+        |tc| {
+            let raw = machine as usize;
+            let slot = MACHINES.find(machine, MACHINE_KIND, MACHINE_NAME)?;
+            let family = slot.family.load(Ordering::Relaxed);
+            let index = slot.index.load(Ordering::Relaxed);
+            if family != tc.family.id {
+                return Err(foreign_machine());
+            }
+            tc.draw_with_machines(
+                #[inline(always)]
+                |machines, data| match machines.get_mut(index) {
+                    Some((state, handle)) if *handle == raw => f(state, data),
+                    _ => Err(foreign_machine()),
+                },
+            )
+        },
+    )
 }
 
 /// A state machine used with a handle of another test case.

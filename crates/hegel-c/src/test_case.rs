@@ -243,34 +243,46 @@ std::thread_local! {
     static RECENT: std::cell::RefCell<Recent<TestCaseHandle>> = const { Recent::new() };
 }
 
-std::thread_local! {
-    /// The allocation of the last handle this thread freed when nothing
-    /// else referred to it, for the next block this thread makes (a state
-    /// machine's frontend makes and frees a block at every step). What it
-    /// holds (a reference to its old family) is let go of when it is reused.
-    static SPARE: std::cell::Cell<Option<Arc<TestCaseHandle>>> = const { std::cell::Cell::new(None) };
-}
-
 /// Hands `handle` out to the caller.
 fn hand_out(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
     hand_out_shared(Arc::new(handle))
 }
 
-/// Hands `handle` out to the caller, in the allocation of a handle freed
-/// on this thread when there is one.
-fn hand_out_reusing(handle: TestCaseHandle) -> AbiResult<*mut hegel_test_case_t> {
-    let spare = SPARE.try_with(std::cell::Cell::take).ok().flatten();
-    let object = match spare {
-        Some(mut spare) => match Arc::get_mut(&mut spare) {
-            Some(slot) => {
-                *slot = handle;
-                spare
-            }
-            None => Arc::new(handle),
-        },
-        None => Arc::new(handle),
-    };
-    hand_out_shared(object)
+/// Hands a new handle onto `family` out to the caller, in the allocation
+/// of a handle freed on this thread when there is one (a state machine's
+/// frontend makes and frees a block at every step; see
+/// [`hegel_test_case_free`]), its fields set in place. What the allocation
+/// held (a reference to its old family) is let go of here.
+#[inline(always)]
+fn hand_out_reusing(
+    family: Arc<Family>,
+    region: Target,
+    worker: i64,
+    stream: u64,
+) -> AbiResult<*mut hegel_test_case_t> {
+    TEST_CASES
+        .insert_shared_with(
+            &RECENT,
+            TEST_CASE_KIND,
+            #[inline(always)]
+            |spare| {
+                if let Some(mut object) = spare.take()
+                    && let Some(place) = Arc::get_mut(&mut object)
+                {
+                    let old = std::mem::replace(&mut place.family, family);
+                    place.region = region;
+                    *place.worker.get_mut() = worker;
+                    place.stream = stream;
+                    *place.busy.get_mut() = false;
+                    *place.completed_here.get_mut() = false;
+                    return (object, Some(old));
+                }
+                let handle = TestCaseHandle::new(family, region, worker, stream);
+                (Arc::new(handle), None)
+            },
+        )
+        .map(|raw| raw as *mut hegel_test_case_t)
+        .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
 }
 
 fn hand_out_shared(object: Arc<TestCaseHandle>) -> AbiResult<*mut hegel_test_case_t> {
@@ -338,7 +350,10 @@ impl TestCaseHandle {
     /// out of choices, nested too deep, or rejected.
     #[inline(always)]
     pub fn draw<T>(&self, f: impl FnOnce(&mut TestData) -> AbiResult<T>) -> AbiResult<T> {
-        self.draw_in_family(|data, _, _| f(data))
+        self.draw_in_family(
+            #[inline(always)]
+            |data, _, _| f(data),
+        )
     }
 
     /// [`TestCaseHandle::draw`], with the family's state machines and
@@ -348,23 +363,22 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut TestData, &mut Vec<(StateMachine, usize)>, &mut Collections) -> AbiResult<T>,
     ) -> AbiResult<T> {
-        self.on_stream(|state, stream| {
-            let FamilyState {
-                streams,
-                machines,
-                collections,
-                ..
-            } = state;
-            let data = &mut streams[stream].data;
-            // A concluded test case takes nothing more, even a call that
-            // makes no choice: the caller unwinds at once rather than
-            // finishing a value on a dead stream.
-            if data.is_active() {
-                f(data, machines, collections)
-            } else {
-                Err(AbiError::StopTest)
-            }
-        })
+        self.on_stream(
+            #[inline(always)]
+            |state, stream| {
+                let FamilyState {
+                    streams,
+                    machines,
+                    collections,
+                    ..
+                } = state;
+                // A concluded test case takes nothing more, even a call that
+                // makes no choice: `on_stream` runs this only on a stream the
+                // engine has not ended (the caller unwinds at once rather
+                // than finishing a value on a dead stream).
+                f(&mut streams[stream].data, machines, collections)
+            },
+        )
     }
 
     /// Runs `f` on the family's state and this handle's stream index, with
@@ -386,30 +400,21 @@ impl TestCaseHandle {
         else {
             return Err(foreign_stream());
         };
-        // Another stream ended the test case: so does this one.
-        if let Some(status) = state.concluded {
-            state.streams[stream].data.conclude(status, None);
-        }
         // A test case the engine already ended (out of choices, or
-        // rejected) refuses every call, spans and bookkeeping included, not
-        // only the draws: the caller must unwind whatever it calls next.
-        let result = if state.streams[stream].data.status.is_some() {
-            Err(AbiError::StopTest)
-        } else {
-            f(&mut state, stream)
-        };
+        // rejected; this stream or another) refuses every call, spans and
+        // bookkeeping included, not only the draws: the caller must unwind
+        // whatever it calls next.
+        if (state.concluded.is_some() || state.streams[stream].data.status.is_some())
+            && let Some(refusal) = stream_ended(&mut state, stream)
+        {
+            return Err(refusal);
+        }
+        let result = f(&mut state, stream);
         let status = state.streams[stream].data.status;
-        if state.concluded.is_none() {
-            state.concluded = status;
+        if status.is_none() {
+            return result;
         }
-        match result {
-            // A draw that concluded the test case invalid (a rejection
-            // inside the engine) is a failed assumption to the caller.
-            Err(AbiError::StopTest) if status == Some(Status::Invalid) => Err(AbiError::Assume(
-                "the draw rejected the test case as a failed assumption".into(),
-            )),
-            other => other,
-        }
+        ended(&mut state, status, result)
     }
 
     /// [`TestCaseHandle::draw`], with the test case's state machines too.
@@ -418,7 +423,10 @@ impl TestCaseHandle {
         &self,
         f: impl FnOnce(&mut Vec<(StateMachine, usize)>, &mut TestData) -> AbiResult<T>,
     ) -> AbiResult<T> {
-        self.draw_in_family(|data, machines, _| f(machines, data))
+        self.draw_in_family(
+            #[inline(always)]
+            |data, machines, _| f(machines, data),
+        )
     }
 
     /// [`TestCaseHandle::draw`], with the test case's collections too.
@@ -452,6 +460,41 @@ impl TestCaseHandle {
     /// The prefix of lines this handle records, when attributed to a worker.
     pub fn line_prefix(&self) -> Option<String> {
         worker_prefix(&self.family, self.worker.load(Ordering::Acquire))
+    }
+}
+
+/// [`TestCaseHandle::on_stream`] on a test case with a stream ended: another
+/// stream's end ends this one too, and a call on an ended stream is refused
+/// (with the error [`ended`] makes of `StopTest`); `None` if this stream
+/// has not ended after all.
+#[cold]
+#[inline(never)]
+fn stream_ended(state: &mut FamilyState, stream: usize) -> Option<AbiError> {
+    if let Some(status) = state.concluded {
+        state.streams[stream].data.conclude(status, None);
+    }
+    let status = state.streams[stream].data.status;
+    status?;
+    ended::<()>(state, status, Err(AbiError::StopTest)).err()
+}
+
+/// The end of [`TestCaseHandle::on_stream`] once a stream has ended (with
+/// `status`, this call's stream's): the first status the engine concluded
+/// a stream with is the family's, and a draw that concluded the test case
+/// invalid is a failed assumption to the caller.
+#[cold]
+#[inline(never)]
+fn ended<T>(state: &mut FamilyState, status: Option<Status>, result: AbiResult<T>) -> AbiResult<T> {
+    if state.concluded.is_none() {
+        state.concluded = status;
+    }
+    match result {
+        // A draw that concluded the test case invalid (a rejection
+        // inside the engine) is a failed assumption to the caller.
+        Err(AbiError::StopTest) if status == Some(Status::Invalid) => Err(AbiError::Assume(
+            "the draw rejected the test case as a failed assumption".into(),
+        )),
+        other => other,
     }
 }
 
@@ -494,7 +537,14 @@ pub fn with_handle<R>(
     tc: *const hegel_test_case_t,
     f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
 ) -> AbiResult<R> {
-    TEST_CASES.with_shared(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME, |tc| f(tc))?
+    TEST_CASES.with_shared(
+        &RECENT,
+        tc,
+        TEST_CASE_KIND,
+        TEST_CASE_NAME,
+        #[inline(always)]
+        |tc| f(tc),
+    )?
 }
 
 /// Hands a new root handle onto `family` to the caller.
@@ -528,16 +578,9 @@ pub extern "C" fn hegel_test_case_free(
     tc: *mut hegel_test_case_t,
 ) -> hegel_result_t {
     guard(ctx, || {
-        let forgotten =
-            TEST_CASES.release_shared_forgotten(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME)?;
-        // The last reference: kept for the next block (see `SPARE`), in
-        // place of the one kept before, which is dropped here.
-        if let Some(mut object) = forgotten
-            && Arc::get_mut(&mut object).is_some()
-        {
-            let replaced = SPARE.try_with(|spare| spare.replace(Some(object)));
-            drop(replaced);
-        }
+        // This thread keeps the handle's allocation, when nothing else
+        // refers to it, for its next block (see `hand_out_reusing`).
+        TEST_CASES.release_shared_keeping(&RECENT, tc, TEST_CASE_KIND, TEST_CASE_NAME)?;
         Ok(())
     })
 }
@@ -593,23 +636,28 @@ pub extern "C" fn hegel_test_case_block(
     guard(ctx, || {
         // The source is looked up without copying it out: a state machine
         // makes a block at every step.
-        let block = with_handle(tc, |source| {
-            require(out_test_case, "out_test_case")?;
-            let indent = usize::try_from(indent)
-                .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
-            let region = source
-                .family
-                .document()
-                .block(source.region, indent)
-                .unwrap_or(Target::Dead);
-            Ok(TestCaseHandle::new(
-                Arc::clone(&source.family),
-                region,
-                source.worker.load(Ordering::Acquire),
-                source.stream,
-            ))
-        })?;
-        write(out_test_case, hand_out_reusing(block)?, "out_test_case")
+        let (family, region, worker, stream) = with_handle(
+            tc,
+            #[inline(always)]
+            |source| {
+                require(out_test_case, "out_test_case")?;
+                let indent = usize::try_from(indent)
+                    .map_err(|_| AbiError::arg(format!("indent {indent} is too large")))?;
+                let region = source
+                    .family
+                    .document()
+                    .block(source.region, indent)
+                    .unwrap_or(Target::Dead);
+                Ok((
+                    Arc::clone(&source.family),
+                    region,
+                    source.worker.load(Ordering::Acquire),
+                    source.stream,
+                ))
+            },
+        )?;
+        let block = hand_out_reusing(family, region, worker, stream)?;
+        write(out_test_case, block, "out_test_case")
     })
 }
 
@@ -640,19 +688,23 @@ pub extern "C" fn hegel_start_span(
     label: u64,
 ) -> hegel_result_t {
     guard(ctx, || {
-        with_handle(tc, |tc| {
-            tc.draw(|data| {
-                data.start_span(label);
-                // Past the engine's span depth limit the test case is
-                // rejected (a failed assumption to the caller): unwind now,
-                // before the caller descends further.
-                if data.is_active() {
-                    Ok(())
-                } else {
-                    Err(AbiError::StopTest)
-                }
-            })
-        })
+        with_handle(
+            tc,
+            #[inline(always)]
+            |tc| {
+                tc.draw(|data| {
+                    data.start_span(label);
+                    // Past the engine's span depth limit the test case is
+                    // rejected (a failed assumption to the caller): unwind now,
+                    // before the caller descends further.
+                    if data.is_active() {
+                        Ok(())
+                    } else {
+                        Err(AbiError::StopTest)
+                    }
+                })
+            },
+        )
     })
 }
 
@@ -664,12 +716,16 @@ pub extern "C" fn hegel_stop_span(
     discard: bool,
 ) -> hegel_result_t {
     guard(ctx, || {
-        with_handle(tc, |tc| {
-            tc.draw(|data| {
-                data.stop_span(discard);
-                Ok(())
-            })
-        })
+        with_handle(
+            tc,
+            #[inline(always)]
+            |tc| {
+                tc.draw(|data| {
+                    data.stop_span(discard);
+                    Ok(())
+                })
+            },
+        )
     })
 }
 
