@@ -107,8 +107,22 @@ impl Source {
         debug_assert!(bits <= 127, "{bits} bits");
         let low = u128::from(self.rng.next_u64());
         let high = u128::from(self.rng.next_u64());
-        let word = (high << 64) | low;
-        if bits == 0 { 0 } else { word >> (128 - bits) }
+        if bits == 0 {
+            0
+        } else if bits <= 64 {
+            // The top `bits` bits of the high word (no u128 shift).
+            high >> (64 - bits)
+        } else {
+            ((high << 64) | low) >> (128 - bits)
+        }
+    }
+
+    /// `chance(0.5)`, from the same random word: `rand`'s unit float is the
+    /// word's top 53 bits times `2^-53`, below a half exactly when the
+    /// word's top bit is clear.
+    #[inline]
+    fn half(&mut self) -> bool {
+        self.rng.next_u64() >> 63 == 0
     }
 
     /// A uniform f64 in [0, 1).
@@ -320,7 +334,7 @@ fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128
     for _ in 0..8 {
         let bits = pick_bits(source, span);
         let magnitude = source.below_power_of_two(bits);
-        let negative = source.chance(0.5);
+        let negative = source.half();
         let v = if negative {
             s.checked_sub_unsigned(magnitude)
         } else {
@@ -374,7 +388,7 @@ fn unbounded_by_magnitude(source: &mut Source, s: i128) -> i128 {
     for _ in 0..8 {
         let bits = pick_bits(source, None);
         let magnitude = source.below_power_of_two(bits);
-        let v = if source.chance(0.5) {
+        let v = if source.half() {
             s.checked_sub_unsigned(magnitude)
         } else {
             s.checked_add_unsigned(magnitude)
@@ -855,6 +869,17 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `half` is `chance(0.5)`, from the same random word.
+    #[test]
+    fn half_is_an_even_chance() {
+        let mut general = Source::from_seed(11);
+        let mut shortcut = Source::from_seed(11);
+        for _ in 0..20_000 {
+            assert_eq!(general.chance(0.5), shortcut.half());
+        }
+        assert_eq!(general.next_u64(), shortcut.next_u64());
+    }
 
     /// The shortcut draws what `rand`'s range sampling draws, from as many
     /// random words (so the choices of a seed are unchanged).
