@@ -269,6 +269,88 @@ fn magnitude_classes(source: &mut Source, span: Option<u128>) -> (&'static [(u32
     }
 }
 
+/// `rand`'s unit float of a random word: its top 53 bits times `2^-53`.
+#[inline(always)]
+const fn unit_of(word: u64) -> f64 {
+    (1.0 / (1u64 << 53) as f64) * ((word >> 11) as f64)
+}
+
+/// The index of the class [`pick_bits`] picks from `classes` (of total
+/// weight `total`) for a unit float of top bits `x` (`classes.len()`: none,
+/// [`pick_bits`]' fallback), by the same float steps.
+const fn class_of(x: u64, classes: &[(u32, f64)], total: f64) -> usize {
+    let mut r = unit_of(x << 11) * total;
+    let mut i = 0;
+    while i < classes.len() {
+        if r < classes[i].1 {
+            return i;
+        }
+        r -= classes[i].1;
+        i += 1;
+    }
+    classes.len()
+}
+
+/// The smallest top bits `x` (of 53) whose class under [`class_of`] is
+/// past `k` (`2^53` when there is none). The class only grows with `x`:
+/// each float step (a product, then differences) is monotone.
+const fn class_end(k: usize, classes: &[(u32, f64)], total: f64) -> u64 {
+    let (mut lo, mut hi) = (0u64, 1u64 << 53);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if class_of(mid, classes, total) > k {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// [`INTEGER_BITS`]' classes' ends under [`class_end`]: the class
+/// [`pick_bits`] picks among all classes is the first whose end is above
+/// the unit float's top bits.
+const INTEGER_BITS_ENDS: [u64; INTEGER_BITS.len()] = {
+    let total = total_weight(&INTEGER_BITS);
+    let mut ends = [0; INTEGER_BITS.len()];
+    let mut k = 0;
+    while k < ends.len() {
+        ends[k] = class_end(k, &INTEGER_BITS, total);
+        k += 1;
+    }
+    ends
+};
+
+/// What [`pick_bits`] picks among all of [`INTEGER_BITS`] (an unbounded
+/// range's), from the same random word, compared as an integer.
+#[inline(always)]
+fn pick_any_bits(source: &mut Source) -> u32 {
+    let x = source.rng.next_u64() >> 11;
+    let mut k = 0;
+    while k < INTEGER_BITS.len() {
+        if x < INTEGER_BITS_ENDS[k] {
+            return INTEGER_BITS[k].0;
+        }
+        k += 1;
+    }
+    64
+}
+
+/// The unit floats below `P_RECENT + P_BOUNDARY` are those whose top bits
+/// are below this (the comparison is monotone in them).
+const RECENT_OR_BOUNDARY_END: u64 = {
+    let (mut lo, mut hi) = (0u64, 1u64 << 53);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if unit_of(mid << 11) < P_RECENT + P_BOUNDARY {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+};
+
 fn pick_bits(source: &mut Source, span: Option<u128>) -> u32 {
     let (classes, total) = magnitude_classes(source, span);
     let mut r = source.unit() * total;
@@ -290,7 +372,28 @@ pub fn integer(source: &mut Source, c: &Constraints, recent: &[i128]) -> ChoiceV
 }
 
 /// An integer the constraints permit, drawn as [`integer`] draws it.
+#[inline]
 pub(crate) fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
+    if c.min.is_none() && c.max.is_none() {
+        return unbounded_integer(source, c, recent);
+    }
+    bounded_integer_value(source, c, recent)
+}
+
+/// [`unswarmed_integer`] for a range with no bounds: the same draws, with
+/// the rare roll and the magnitude's width compared as integers.
+fn unbounded_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
+    let word = source.rng.next_u64();
+    if word >> 11 < RECENT_OR_BOUNDARY_END
+        && let Some(v) = recent_or_boundary(source, c, recent, unit_of(word))
+    {
+        return v;
+    }
+    unbounded_by_magnitude(source, c.shrink_towards)
+}
+
+/// [`integer_value`] for a range with at least one bound.
+fn bounded_integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let (Some(min), Some(max)) = (c.min, c.max) else {
         return unswarmed_integer(source, c, recent);
     };
@@ -386,7 +489,7 @@ fn recent_or_boundary(
 /// uniformly; every value is permitted, so only an overflow draws again).
 fn unbounded_by_magnitude(source: &mut Source, s: i128) -> i128 {
     for _ in 0..8 {
-        let bits = pick_bits(source, None);
+        let bits = pick_any_bits(source);
         let magnitude = source.below_power_of_two(bits);
         let v = if source.half() {
             s.checked_sub_unsigned(magnitude)
@@ -869,6 +972,50 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The integer comparisons pick what the float steps pick, at and next
+    /// to every class end and for random words.
+    #[test]
+    fn integer_thresholds_pick_what_the_floats_pick() {
+        let floats = |word: u64| {
+            let mut r = unit_of(word) * total_weight(&INTEGER_BITS);
+            for &(bits, weight) in &INTEGER_BITS {
+                if r < weight {
+                    return bits;
+                }
+                r -= weight;
+            }
+            64
+        };
+        let integers = |word: u64| {
+            let x = word >> 11;
+            INTEGER_BITS_ENDS
+                .iter()
+                .position(|&end| x < end)
+                .map_or(64, |k| INTEGER_BITS[k].0)
+        };
+        let mut words = vec![0, u64::MAX];
+        for &end in INTEGER_BITS_ENDS.iter().chain([&RECENT_OR_BOUNDARY_END]) {
+            for x in [end.saturating_sub(1), end, end + 1] {
+                words.push((x << 11) | 0x7ff);
+                words.push(x << 11);
+            }
+        }
+        let mut source = Source::from_seed(5);
+        words.extend((0..100_000).map(|_| source.next_u64()));
+        for word in words {
+            assert_eq!(floats(word), integers(word), "{word:#x}");
+            assert_eq!(
+                unit_of(word) < P_RECENT + P_BOUNDARY,
+                word >> 11 < RECENT_OR_BOUNDARY_END,
+                "{word:#x}"
+            );
+            let mut general = Source::from_seed(word);
+            let mut shortcut = Source::from_seed(word);
+            assert_eq!(pick_bits(&mut general, None), pick_any_bits(&mut shortcut));
+            assert_eq!(general.next_u64(), shortcut.next_u64());
+        }
+    }
 
     /// `half` is `chance(0.5)`, from the same random word.
     #[test]
