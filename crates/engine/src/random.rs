@@ -487,16 +487,33 @@ fn recent_or_boundary(
 /// An unbounded integer by magnitude around `s`, the simplest value (as
 /// [`unswarmed_integer`] draws one for any range too wide to draw
 /// uniformly; every value is permitted, so only an overflow draws again).
+#[inline(always)]
 fn unbounded_by_magnitude(source: &mut Source, s: i128) -> i128 {
-    for _ in 0..8 {
-        let bits = pick_any_bits(source);
-        let magnitude = source.below_power_of_two(bits);
-        let v = if source.half() {
-            s.checked_sub_unsigned(magnitude)
-        } else {
-            s.checked_add_unsigned(magnitude)
-        };
-        if let Some(v) = v {
+    match magnitude_around(source, s) {
+        Some(v) => v,
+        None => unbounded_again(source, s),
+    }
+}
+
+/// One try of [`unbounded_by_magnitude`]: `s` plus or minus a magnitude,
+/// `None` when that overflows.
+#[inline(always)]
+fn magnitude_around(source: &mut Source, s: i128) -> Option<i128> {
+    let bits = pick_any_bits(source);
+    let magnitude = source.below_power_of_two(bits);
+    if source.half() {
+        s.checked_sub_unsigned(magnitude)
+    } else {
+        s.checked_add_unsigned(magnitude)
+    }
+}
+
+/// [`unbounded_by_magnitude`]'s tries after an overflow (up to 8 in all).
+#[cold]
+#[inline(never)]
+fn unbounded_again(source: &mut Source, s: i128) -> i128 {
+    for _ in 1..8 {
+        if let Some(v) = magnitude_around(source, s) {
             return v;
         }
     }
