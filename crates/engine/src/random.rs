@@ -321,19 +321,37 @@ const INTEGER_BITS_ENDS: [u64; INTEGER_BITS.len()] = {
     ends
 };
 
-/// What [`pick_bits`] picks among all of [`INTEGER_BITS`] (an unbounded
-/// range's), from the same random word, compared as an integer.
+/// `below_power_of_two(pick_bits(None))`, from the same random words: the
+/// class picked by comparing the unit float's top bits with
+/// [`INTEGER_BITS_ENDS`], each class's shift a constant.
 #[inline(always)]
-fn pick_any_bits(source: &mut Source) -> u32 {
+fn any_magnitude(source: &mut Source) -> u128 {
     let x = source.rng.next_u64() >> 11;
-    let mut k = 0;
-    while k < INTEGER_BITS.len() {
-        if x < INTEGER_BITS_ENDS[k] {
-            return INTEGER_BITS[k].0;
+    let low = source.rng.next_u64();
+    let high = source.rng.next_u64();
+    let top = |bits: u32| -> u128 {
+        if bits <= 64 {
+            u128::from(high >> (64 - bits))
+        } else {
+            ((u128::from(high) << 64) | u128::from(low)) >> (128 - bits)
         }
-        k += 1;
+    };
+    const _: () = assert!(INTEGER_BITS.len() == 6, "one branch per class");
+    if x < INTEGER_BITS_ENDS[0] {
+        top(INTEGER_BITS[0].0)
+    } else if x < INTEGER_BITS_ENDS[1] {
+        top(INTEGER_BITS[1].0)
+    } else if x < INTEGER_BITS_ENDS[2] {
+        top(INTEGER_BITS[2].0)
+    } else if x < INTEGER_BITS_ENDS[3] {
+        top(INTEGER_BITS[3].0)
+    } else if x < INTEGER_BITS_ENDS[4] {
+        top(INTEGER_BITS[4].0)
+    } else if x < INTEGER_BITS_ENDS[5] {
+        top(INTEGER_BITS[5].0)
+    } else {
+        top(64)
     }
-    64
 }
 
 /// The unit floats below `P_RECENT + P_BOUNDARY` are those whose top bits
@@ -499,8 +517,7 @@ fn unbounded_by_magnitude(source: &mut Source, s: i128) -> i128 {
 /// `None` when that overflows.
 #[inline(always)]
 fn magnitude_around(source: &mut Source, s: i128) -> Option<i128> {
-    let bits = pick_any_bits(source);
-    let magnitude = source.below_power_of_two(bits);
+    let magnitude = any_magnitude(source);
     if source.half() {
         s.checked_sub_unsigned(magnitude)
     } else {
@@ -1029,7 +1046,11 @@ mod tests {
             );
             let mut general = Source::from_seed(word);
             let mut shortcut = Source::from_seed(word);
-            assert_eq!(pick_bits(&mut general, None), pick_any_bits(&mut shortcut));
+            let bits = pick_bits(&mut general, None);
+            assert_eq!(
+                general.below_power_of_two(bits),
+                any_magnitude(&mut shortcut)
+            );
             assert_eq!(general.next_u64(), shortcut.next_u64());
         }
     }
