@@ -400,6 +400,7 @@ pub(crate) fn integer_value(source: &mut Source, c: &IntegerConstraints, recent:
 
 /// [`unswarmed_integer`] for a range with no bounds: the same draws, with
 /// the rare roll and the magnitude's width compared as integers.
+#[inline(always)]
 fn unbounded_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let word = source.rng.next_u64();
     if word >> 11 < RECENT_OR_BOUNDARY_END
