@@ -125,6 +125,13 @@ impl Source {
         self.rng.next_u64() >> 63 == 0
     }
 
+    /// `unit() < p`, from the same random word, for `end` = [`unit_end`]`(p)`
+    /// (compared as an integer).
+    #[inline]
+    pub(crate) fn unit_below(&mut self, end: u64) -> bool {
+        self.rng.next_u64() >> 11 < end
+    }
+
     /// A uniform f64 in [0, 1).
     pub fn unit(&mut self) -> f64 {
         self.rng.random::<f64>()
@@ -354,20 +361,23 @@ fn any_magnitude(source: &mut Source) -> u128 {
     }
 }
 
-/// The unit floats below `P_RECENT + P_BOUNDARY` are those whose top bits
-/// are below this (the comparison is monotone in them).
-const RECENT_OR_BOUNDARY_END: u64 = {
+/// The unit floats below `p` are those whose top bits (of 53) are below
+/// this (the comparison only changes once as they grow).
+pub(crate) const fn unit_end(p: f64) -> u64 {
     let (mut lo, mut hi) = (0u64, 1u64 << 53);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if unit_of(mid << 11) < P_RECENT + P_BOUNDARY {
+        if unit_of(mid << 11) < p {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
     lo
-};
+}
+
+/// The unit floats below `P_RECENT + P_BOUNDARY` ([`unit_end`]).
+const RECENT_OR_BOUNDARY_END: u64 = unit_end(P_RECENT + P_BOUNDARY);
 
 fn pick_bits(source: &mut Source, span: Option<u128>) -> u32 {
     let (classes, total) = magnitude_classes(source, span);
@@ -1053,6 +1063,29 @@ mod tests {
                 any_magnitude(&mut shortcut)
             );
             assert_eq!(general.next_u64(), shortcut.next_u64());
+        }
+    }
+
+    /// `unit_below(unit_end(p))` is `unit() < p`, from the same random word.
+    #[test]
+    fn unit_below_is_unit_compared() {
+        for p in [0.0, 0.1, P_RECENT + P_BOUNDARY, 0.25, 0.5, 1.0] {
+            let end = unit_end(p);
+            let mut words: Vec<u64> = [end.saturating_sub(1), end, end + 1]
+                .iter()
+                .flat_map(|&x| [x << 11, (x << 11) | 0x7ff])
+                .collect();
+            let mut source = Source::from_seed(3);
+            words.extend((0..10_000).map(|_| source.next_u64()));
+            for word in words {
+                let mut general = Source::from_seed(word);
+                let mut shortcut = Source::from_seed(word);
+                assert_eq!(
+                    general.unit() < p,
+                    shortcut.unit_below(end),
+                    "{p} {word:#x}"
+                );
+            }
         }
     }
 
