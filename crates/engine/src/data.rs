@@ -1122,7 +1122,7 @@ impl Collection {
             return;
         }
         let Some(source) = data.source() else { return };
-        if source.unit() >= COPY_PROBABILITY {
+        if !source.unit_below(COPY_END) {
             return;
         }
         self.copy_element(data);
@@ -1358,6 +1358,9 @@ fn scale_probability(usual: f64, large: f64) -> f64 {
 
 /// How often a generated element starts as a copy of an earlier one.
 const COPY_PROBABILITY: f64 = 0.1;
+/// [`COPY_PROBABILITY`] as an end of the unit float's top bits
+/// ([`crate::random::unit_end`]).
+const COPY_END: u64 = crate::random::unit_end(COPY_PROBABILITY);
 /// The earlier elements a collection remembers as copy sources.
 const MAX_COPY_SOURCES: usize = 64;
 

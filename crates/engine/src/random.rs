@@ -107,8 +107,29 @@ impl Source {
         debug_assert!(bits <= 127, "{bits} bits");
         let low = u128::from(self.rng.next_u64());
         let high = u128::from(self.rng.next_u64());
-        let word = (high << 64) | low;
-        if bits == 0 { 0 } else { word >> (128 - bits) }
+        if bits == 0 {
+            0
+        } else if bits <= 64 {
+            // The top `bits` bits of the high word (no u128 shift).
+            high >> (64 - bits)
+        } else {
+            ((high << 64) | low) >> (128 - bits)
+        }
+    }
+
+    /// `chance(0.5)`, from the same random word: `rand`'s unit float is the
+    /// word's top 53 bits times `2^-53`, below a half exactly when the
+    /// word's top bit is clear.
+    #[inline]
+    fn half(&mut self) -> bool {
+        self.rng.next_u64() >> 63 == 0
+    }
+
+    /// `unit() < p`, from the same random word, for `end` = [`unit_end`]`(p)`
+    /// (compared as an integer).
+    #[inline]
+    pub(crate) fn unit_below(&mut self, end: u64) -> bool {
+        self.rng.next_u64() >> 11 < end
     }
 
     /// A uniform f64 in [0, 1).
@@ -255,6 +276,109 @@ fn magnitude_classes(source: &mut Source, span: Option<u128>) -> (&'static [(u32
     }
 }
 
+/// `rand`'s unit float of a random word: its top 53 bits times `2^-53`.
+#[inline(always)]
+const fn unit_of(word: u64) -> f64 {
+    (1.0 / (1u64 << 53) as f64) * ((word >> 11) as f64)
+}
+
+/// The index of the class [`pick_bits`] picks from `classes` (of total
+/// weight `total`) for a unit float of top bits `x` (`classes.len()`: none,
+/// [`pick_bits`]' fallback), by the same float steps.
+const fn class_of(x: u64, classes: &[(u32, f64)], total: f64) -> usize {
+    let mut r = unit_of(x << 11) * total;
+    let mut i = 0;
+    while i < classes.len() {
+        if r < classes[i].1 {
+            return i;
+        }
+        r -= classes[i].1;
+        i += 1;
+    }
+    classes.len()
+}
+
+/// The smallest top bits `x` (of 53) whose class under [`class_of`] is
+/// past `k` (`2^53` when there is none). The class only grows with `x`:
+/// each float step (a product, then differences) is monotone.
+const fn class_end(k: usize, classes: &[(u32, f64)], total: f64) -> u64 {
+    let (mut lo, mut hi) = (0u64, 1u64 << 53);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if class_of(mid, classes, total) > k {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// [`INTEGER_BITS`]' classes' ends under [`class_end`]: the class
+/// [`pick_bits`] picks among all classes is the first whose end is above
+/// the unit float's top bits.
+const INTEGER_BITS_ENDS: [u64; INTEGER_BITS.len()] = {
+    let total = total_weight(&INTEGER_BITS);
+    let mut ends = [0; INTEGER_BITS.len()];
+    let mut k = 0;
+    while k < ends.len() {
+        ends[k] = class_end(k, &INTEGER_BITS, total);
+        k += 1;
+    }
+    ends
+};
+
+/// `below_power_of_two(pick_bits(None))`, from the same random words: the
+/// class picked by comparing the unit float's top bits with
+/// [`INTEGER_BITS_ENDS`], each class's shift a constant.
+#[inline(always)]
+fn any_magnitude(source: &mut Source) -> u128 {
+    let x = source.rng.next_u64() >> 11;
+    let low = source.rng.next_u64();
+    let high = source.rng.next_u64();
+    let top = |bits: u32| -> u128 {
+        if bits <= 64 {
+            u128::from(high >> (64 - bits))
+        } else {
+            ((u128::from(high) << 64) | u128::from(low)) >> (128 - bits)
+        }
+    };
+    const _: () = assert!(INTEGER_BITS.len() == 6, "one branch per class");
+    if x < INTEGER_BITS_ENDS[0] {
+        top(INTEGER_BITS[0].0)
+    } else if x < INTEGER_BITS_ENDS[1] {
+        top(INTEGER_BITS[1].0)
+    } else if x < INTEGER_BITS_ENDS[2] {
+        top(INTEGER_BITS[2].0)
+    } else if x < INTEGER_BITS_ENDS[3] {
+        top(INTEGER_BITS[3].0)
+    } else if x < INTEGER_BITS_ENDS[4] {
+        top(INTEGER_BITS[4].0)
+    } else if x < INTEGER_BITS_ENDS[5] {
+        top(INTEGER_BITS[5].0)
+    } else {
+        top(64)
+    }
+}
+
+/// The unit floats below `p` are those whose top bits (of 53) are below
+/// this (the comparison only changes once as they grow).
+pub(crate) const fn unit_end(p: f64) -> u64 {
+    let (mut lo, mut hi) = (0u64, 1u64 << 53);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if unit_of(mid << 11) < p {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The unit floats below `P_RECENT + P_BOUNDARY` ([`unit_end`]).
+const RECENT_OR_BOUNDARY_END: u64 = unit_end(P_RECENT + P_BOUNDARY);
+
 fn pick_bits(source: &mut Source, span: Option<u128>) -> u32 {
     let (classes, total) = magnitude_classes(source, span);
     let mut r = source.unit() * total;
@@ -276,7 +400,29 @@ pub fn integer(source: &mut Source, c: &Constraints, recent: &[i128]) -> ChoiceV
 }
 
 /// An integer the constraints permit, drawn as [`integer`] draws it.
+#[inline]
 pub(crate) fn integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
+    if c.min.is_none() && c.max.is_none() {
+        return unbounded_integer(source, c, recent);
+    }
+    bounded_integer_value(source, c, recent)
+}
+
+/// [`unswarmed_integer`] for a range with no bounds: the same draws, with
+/// the rare roll and the magnitude's width compared as integers.
+#[inline(always)]
+fn unbounded_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
+    let word = source.rng.next_u64();
+    if word >> 11 < RECENT_OR_BOUNDARY_END
+        && let Some(v) = recent_or_boundary(source, c, recent, unit_of(word))
+    {
+        return v;
+    }
+    unbounded_by_magnitude(source, c.shrink_towards)
+}
+
+/// [`integer_value`] for a range with at least one bound.
+fn bounded_integer_value(source: &mut Source, c: &IntegerConstraints, recent: &[i128]) -> i128 {
     let (Some(min), Some(max)) = (c.min, c.max) else {
         return unswarmed_integer(source, c, recent);
     };
@@ -320,7 +466,7 @@ fn unswarmed_integer(source: &mut Source, c: &IntegerConstraints, recent: &[i128
     for _ in 0..8 {
         let bits = pick_bits(source, span);
         let magnitude = source.below_power_of_two(bits);
-        let negative = source.chance(0.5);
+        let negative = source.half();
         let v = if negative {
             s.checked_sub_unsigned(magnitude)
         } else {
@@ -370,16 +516,32 @@ fn recent_or_boundary(
 /// An unbounded integer by magnitude around `s`, the simplest value (as
 /// [`unswarmed_integer`] draws one for any range too wide to draw
 /// uniformly; every value is permitted, so only an overflow draws again).
+#[inline(always)]
 fn unbounded_by_magnitude(source: &mut Source, s: i128) -> i128 {
-    for _ in 0..8 {
-        let bits = pick_bits(source, None);
-        let magnitude = source.below_power_of_two(bits);
-        let v = if source.chance(0.5) {
-            s.checked_sub_unsigned(magnitude)
-        } else {
-            s.checked_add_unsigned(magnitude)
-        };
-        if let Some(v) = v {
+    match magnitude_around(source, s) {
+        Some(v) => v,
+        None => unbounded_again(source, s),
+    }
+}
+
+/// One try of [`unbounded_by_magnitude`]: `s` plus or minus a magnitude,
+/// `None` when that overflows.
+#[inline(always)]
+fn magnitude_around(source: &mut Source, s: i128) -> Option<i128> {
+    let magnitude = any_magnitude(source);
+    if source.half() {
+        s.checked_sub_unsigned(magnitude)
+    } else {
+        s.checked_add_unsigned(magnitude)
+    }
+}
+
+/// [`unbounded_by_magnitude`]'s tries after an overflow (up to 8 in all).
+#[cold]
+#[inline(never)]
+fn unbounded_again(source: &mut Source, s: i128) -> i128 {
+    for _ in 1..8 {
+        if let Some(v) = magnitude_around(source, s) {
             return v;
         }
     }
@@ -855,6 +1017,88 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The integer comparisons pick what the float steps pick, at and next
+    /// to every class end and for random words.
+    #[test]
+    fn integer_thresholds_pick_what_the_floats_pick() {
+        let floats = |word: u64| {
+            let mut r = unit_of(word) * total_weight(&INTEGER_BITS);
+            for &(bits, weight) in &INTEGER_BITS {
+                if r < weight {
+                    return bits;
+                }
+                r -= weight;
+            }
+            64
+        };
+        let integers = |word: u64| {
+            let x = word >> 11;
+            INTEGER_BITS_ENDS
+                .iter()
+                .position(|&end| x < end)
+                .map_or(64, |k| INTEGER_BITS[k].0)
+        };
+        let mut words = vec![0, u64::MAX];
+        for &end in INTEGER_BITS_ENDS.iter().chain([&RECENT_OR_BOUNDARY_END]) {
+            for x in [end.saturating_sub(1), end, end + 1] {
+                words.push((x << 11) | 0x7ff);
+                words.push(x << 11);
+            }
+        }
+        let mut source = Source::from_seed(5);
+        words.extend((0..100_000).map(|_| source.next_u64()));
+        for word in words {
+            assert_eq!(floats(word), integers(word), "{word:#x}");
+            assert_eq!(
+                unit_of(word) < P_RECENT + P_BOUNDARY,
+                word >> 11 < RECENT_OR_BOUNDARY_END,
+                "{word:#x}"
+            );
+            let mut general = Source::from_seed(word);
+            let mut shortcut = Source::from_seed(word);
+            let bits = pick_bits(&mut general, None);
+            assert_eq!(
+                general.below_power_of_two(bits),
+                any_magnitude(&mut shortcut)
+            );
+            assert_eq!(general.next_u64(), shortcut.next_u64());
+        }
+    }
+
+    /// `unit_below(unit_end(p))` is `unit() < p`, from the same random word.
+    #[test]
+    fn unit_below_is_unit_compared() {
+        for p in [0.0, 0.1, P_RECENT + P_BOUNDARY, 0.25, 0.5, 1.0] {
+            let end = unit_end(p);
+            let mut words: Vec<u64> = [end.saturating_sub(1), end, end + 1]
+                .iter()
+                .flat_map(|&x| [x << 11, (x << 11) | 0x7ff])
+                .collect();
+            let mut source = Source::from_seed(3);
+            words.extend((0..10_000).map(|_| source.next_u64()));
+            for word in words {
+                let mut general = Source::from_seed(word);
+                let mut shortcut = Source::from_seed(word);
+                assert_eq!(
+                    general.unit() < p,
+                    shortcut.unit_below(end),
+                    "{p} {word:#x}"
+                );
+            }
+        }
+    }
+
+    /// `half` is `chance(0.5)`, from the same random word.
+    #[test]
+    fn half_is_an_even_chance() {
+        let mut general = Source::from_seed(11);
+        let mut shortcut = Source::from_seed(11);
+        for _ in 0..20_000 {
+            assert_eq!(general.chance(0.5), shortcut.half());
+        }
+        assert_eq!(general.next_u64(), shortcut.next_u64());
+    }
 
     /// The shortcut draws what `rand`'s range sampling draws, from as many
     /// random words (so the choices of a seed are unchanged).
