@@ -225,7 +225,7 @@ pub extern "C" fn hegel_new_collection(
                         collection.family.store(tc.family.id, Ordering::Relaxed);
                         collection.index.store(index, Ordering::Relaxed);
                     })
-                    .ok_or_else(|| AbiError::Internal("too many live collection handles".into()))?;
+                    .ok_or_else(|| AbiError::too_many_handles("collection"))?;
                 collections.push(Sizing {
                     handle,
                     sizing: Collection::new(max.0, max.1),

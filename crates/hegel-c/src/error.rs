@@ -41,6 +41,11 @@ pub enum AbiError {
 }
 
 impl AbiError {
+    /// A handle table is full: `what` names the kind of handle.
+    pub fn too_many_handles(what: &str) -> AbiError {
+        AbiError::Internal(format!("too many live {what} handles"))
+    }
+
     /// The ABI's code for this outcome.
     pub fn code(&self) -> hegel_result_t {
         use hegel_result_t::*;

@@ -180,7 +180,7 @@ pub(crate) use handled;
 pub fn insert<T: Handled, H>(object: Arc<T>) -> Result<*mut H, AbiError> {
     let key = T::slab()
         .insert(object)
-        .ok_or_else(|| AbiError::Internal(format!("too many live {} handles", T::NAME)))?;
+        .ok_or_else(|| AbiError::too_many_handles(T::NAME))?;
     Ok(((usize::from(T::KIND) << KIND_SHIFT) | (key & KEY_MASK)) as *mut H)
 }
 

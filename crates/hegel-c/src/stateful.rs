@@ -235,7 +235,7 @@ pub extern "C" fn hegel_new_state_machine(
                     machine.family.store(family, Ordering::Relaxed);
                     machine.index.store(index, Ordering::Relaxed);
                 })
-                .ok_or_else(|| AbiError::Internal("too many live state machine handles".into()))?;
+                .ok_or_else(|| AbiError::too_many_handles("state machine"))?;
             machines.push((machine, handle));
             Ok((handle, concurrency))
         })?;

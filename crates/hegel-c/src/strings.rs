@@ -61,7 +61,7 @@ fn hand_out_shared(
 ) -> AbiResult {
     let raw = STRING_GENERATORS
         .insert_shared(&RECENT, STRING_GENERATOR_KIND, generator)
-        .ok_or_else(|| AbiError::Internal("too many live string generator handles".into()))?;
+        .ok_or_else(|| AbiError::too_many_handles("string generator"))?;
     write(out, raw as *mut hegel_string_generator_t, "out_generator")
 }
 

@@ -282,14 +282,14 @@ fn hand_out_reusing(
             },
         )
         .map(|raw| raw as *mut hegel_test_case_t)
-        .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
+        .ok_or_else(|| AbiError::too_many_handles("test case"))
 }
 
 fn hand_out_shared(object: Arc<TestCaseHandle>) -> AbiResult<*mut hegel_test_case_t> {
     TEST_CASES
         .insert_shared(&RECENT, TEST_CASE_KIND, object)
         .map(|raw| raw as *mut hegel_test_case_t)
-        .ok_or_else(|| AbiError::Internal("too many live test case handles".into()))
+        .ok_or_else(|| AbiError::too_many_handles("test case"))
 }
 
 /// Releases a handle's busy flag when a draw ends.
