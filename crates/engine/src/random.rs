@@ -105,15 +105,12 @@ impl Source {
     /// (`2^128 - 2^bits`), so no second draw is made.
     pub fn below_power_of_two(&mut self, bits: u32) -> u128 {
         debug_assert!(bits <= 127, "{bits} bits");
-        let low = u128::from(self.rng.next_u64());
-        let high = u128::from(self.rng.next_u64());
+        let low = self.rng.next_u64();
+        let high = self.rng.next_u64();
         if bits == 0 {
             0
-        } else if bits <= 64 {
-            // The top `bits` bits of the high word (no u128 shift).
-            high >> (64 - bits)
         } else {
-            ((high << 64) | low) >> (128 - bits)
+            top_bits(low, high, bits)
         }
     }
 
@@ -276,6 +273,17 @@ fn magnitude_classes(source: &mut Source, span: Option<u128>) -> (&'static [(u32
     }
 }
 
+/// The top `bits` bits (1 to 127) of the 128-bit word `high:low`; at most
+/// 64 from the high word alone (no u128 shift).
+#[inline(always)]
+fn top_bits(low: u64, high: u64, bits: u32) -> u128 {
+    if bits <= 64 {
+        u128::from(high >> (64 - bits))
+    } else {
+        ((u128::from(high) << 64) | u128::from(low)) >> (128 - bits)
+    }
+}
+
 /// `rand`'s unit float of a random word: its top 53 bits times `2^-53`.
 #[inline(always)]
 const fn unit_of(word: u64) -> f64 {
@@ -336,13 +344,7 @@ fn any_magnitude(source: &mut Source) -> u128 {
     let x = source.rng.next_u64() >> 11;
     let low = source.rng.next_u64();
     let high = source.rng.next_u64();
-    let top = |bits: u32| -> u128 {
-        if bits <= 64 {
-            u128::from(high >> (64 - bits))
-        } else {
-            ((u128::from(high) << 64) | u128::from(low)) >> (128 - bits)
-        }
-    };
+    let top = |bits: u32| top_bits(low, high, bits);
     const _: () = assert!(INTEGER_BITS.len() == 6, "one branch per class");
     if x < INTEGER_BITS_ENDS[0] {
         top(INTEGER_BITS[0].0)
