@@ -335,6 +335,15 @@ struct Vacant {
     next: u32,
 }
 
+/// Puts the vacant slot `index` (owned by the caller) back on `list`, its
+/// table's vacant list.
+fn give_back(list: &Mutex<Vacant>, index: u32) {
+    list.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .freed
+        .push(index);
+}
+
 /// One slot: its generation word (odd while the slot is live, even while
 /// vacant; bumped by one at each hand-out and each free) and its object.
 pub struct Slot<T> {
@@ -433,11 +442,7 @@ impl<T: Reusable> Slots<T> {
 
     /// Puts a vacant slot's index (owned by the caller) back on the vacant list.
     fn push_vacant(&self, index: u32) {
-        self.vacant
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .freed
-            .push(index);
+        give_back(&self.vacant, index);
     }
 
     /// Hands out the vacant slot `index`, which the caller owns (claimed
@@ -688,11 +693,7 @@ pub struct Recent<T> {
 impl<T> Drop for Recent<T> {
     fn drop(&mut self) {
         if let Some((vacant, index)) = self.vacant.take() {
-            vacant
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .freed
-                .push(index);
+            give_back(vacant, index);
         }
     }
 }
@@ -1030,10 +1031,7 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
                 drop(forgotten);
                 // The slot kept before, of this table or another.
                 if let Some((list, index)) = vacant {
-                    list.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .freed
-                        .push(index);
+                    give_back(list, index);
                 }
             }
             // Not kept by this thread: back on the vacant list.
