@@ -1099,6 +1099,66 @@ type Locked<'a, T> = spin::mutex::SpinMutexGuard<'a, T, spin::relax::Yield>;
 mod tests {
     use super::*;
 
+    /// A run's next root, handed out after the last one was completed and
+    /// freed, renews that family in place: a new id and nothing of the old
+    /// test case (completion, capture, streams), and the freed root stays
+    /// refused.
+    #[test]
+    fn a_root_after_a_freed_one_renews_its_family() {
+        let ctx: *mut hegel_context_t = std::ptr::null_mut();
+        let handback: Handback = Arc::new(Mutex::new(None));
+        let data = || Box::new(TestData::replaying(Vec::new(), 100));
+        let (first, root) = hand_out_new_root(data(), Some(Arc::clone(&handback)), false);
+        let (first, root) = (first.unwrap(), root.unwrap());
+        let (first_id, first_at) = (first.id, Arc::as_ptr(&first) as usize);
+        drop(first);
+        assert_eq!(hegel_start_span(ctx, root, 1), hegel_result_t::HEGEL_OK);
+        assert_eq!(hegel_stop_span(ctx, root, false), hegel_result_t::HEGEL_OK);
+        assert_eq!(
+            hegel_mark_complete(ctx, root, 0, std::ptr::null()),
+            hegel_result_t::HEGEL_OK
+        );
+        assert!(handback.lock().unwrap().take().is_some());
+        assert_eq!(hegel_test_case_free(ctx, root), hegel_result_t::HEGEL_OK);
+        let (second, next) = hand_out_new_root(data(), Some(Arc::clone(&handback)), true);
+        let (second, next) = (second.unwrap(), next.unwrap());
+        assert_eq!(Arc::as_ptr(&second) as usize, first_at, "renewed in place");
+        assert_ne!(second.id, first_id);
+        assert!(!second.is_completed());
+        assert!(second.capture);
+        assert_eq!(second.lock().streams.len(), 1);
+        assert_ne!(hegel_start_span(ctx, root, 1), hegel_result_t::HEGEL_OK);
+        assert_eq!(hegel_start_span(ctx, next, 1), hegel_result_t::HEGEL_OK);
+        assert_eq!(hegel_stop_span(ctx, next, false), hegel_result_t::HEGEL_OK);
+        assert_eq!(
+            hegel_mark_complete(ctx, next, 0, std::ptr::null()),
+            hegel_result_t::HEGEL_OK
+        );
+        let completed = handback.lock().unwrap().take().expect("handed back");
+        assert_eq!(completed.data.status, Some(Status::Valid));
+        // A family something else still refers to is not renewed.
+        drop(second);
+        assert_eq!(hegel_test_case_free(ctx, next), hegel_result_t::HEGEL_OK);
+        let (third, last) = hand_out_new_root(data(), None, false);
+        let (third, last) = (third.unwrap(), last.unwrap());
+        let (held, last_free) = (Arc::clone(&third), last);
+        drop(third);
+        assert_eq!(
+            hegel_test_case_free(ctx, last_free),
+            hegel_result_t::HEGEL_OK
+        );
+        let (fourth, fourth_root) = hand_out_new_root(data(), None, false);
+        let fourth = fourth.unwrap();
+        assert!(
+            !Arc::ptr_eq(&fourth, &held),
+            "a shared family is not reused"
+        );
+        assert_eq!(
+            fourth_root.map(|r| hegel_test_case_free(ctx, r)),
+            Ok(hegel_result_t::HEGEL_OK)
+        );
+    }
+
     /// A block made after another was freed may take its allocation: it is
     /// a new handle onto its own family, and the freed one stays refused.
     #[test]
