@@ -288,6 +288,13 @@ impl CharSet {
 
     /// Whether `c` is in the set.
     pub fn contains(&self, c: u32) -> bool {
+        // Most code points drawn fall in the first interval: no search.
+        if let Some(&(a, b)) = self.intervals.first()
+            && a <= c
+            && c <= b
+        {
+            return true;
+        }
         self.locate(c).is_some()
     }
 

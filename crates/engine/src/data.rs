@@ -670,10 +670,13 @@ impl TestData {
         let value = if let Some(forced) = forced {
             self.splice.pop_front();
             forced
-        } else if let Some(recorded) = self.prefix.get(index) {
+        } else if let Some(recorded) = self.prefix.get_mut(index) {
             self.splice.pop_front();
             if constraints.permits(recorded) {
-                recorded.clone()
+                // Moved out, not cloned (a string's or bytes' buffer): the
+                // prefix is read only at the next choice's index from now on
+                // (`prefix_value`, `fork_stream`), never at one already made.
+                std::mem::replace(recorded, ChoiceValue::Boolean(false))
             } else {
                 self.misaligned = true;
                 constraints.simplest()

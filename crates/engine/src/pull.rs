@@ -116,12 +116,20 @@ impl PullRun {
                     ..RunResult::default()
                 };
             }
+            // The box the last test case came back in, holding the
+            // placeholder the loop's data held meanwhile: the next test case
+            // goes out in it, swapped in and out, so no test case allocates
+            // a box, frees one or builds a placeholder.
+            let mut spare: Option<Box<TestData>> = None;
             let mut test = |data: &mut TestData| -> bool {
-                let placeholder = TestData::replaying(Vec::new(), 0);
-                let out = Box::new(std::mem::replace(data, placeholder));
+                let mut out = spare
+                    .take()
+                    .unwrap_or_else(|| Box::new(TestData::replaying(Vec::new(), 0)));
+                std::mem::swap(data, &mut *out);
                 match suspend(out) {
-                    Handback::Completed(back) => {
-                        *data = *back;
+                    Handback::Completed(mut back) => {
+                        std::mem::swap(data, &mut *back);
+                        spare = Some(back);
                         true
                     }
                     Handback::Abort => false,

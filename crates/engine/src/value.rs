@@ -135,17 +135,29 @@ pub fn wtf8_len(points: &[u32]) -> usize {
 /// Unicode scalar value (a lone surrogate, which only WTF-8 encodes). Saves
 /// a caller that wants a `String` the validating pass over WTF-8 bytes.
 pub fn encode_utf8_with_room(points: &[u32], extra: usize) -> Option<String> {
-    let mut out = String::with_capacity(wtf8_len(points) + extra);
+    // One pass checks every point and sizes the buffer, the other writes
+    // the bytes (a `String` push per character checks and grows each time).
+    let mut len = 0;
     for &c in points {
-        out.push(char::from_u32(c)?);
+        len += match c {
+            0..0x80 => 1,
+            0x80..0x800 => 2,
+            0xD800..0xE000 => return None,
+            0x800..0x10000 => 3,
+            0x10000..0x11_0000 => 4,
+            _ => return None,
+        };
     }
-    Some(out)
+    let mut out = Vec::with_capacity(len + extra);
+    push_wtf8(&mut out, points);
+    // SAFETY: every point is a Unicode scalar value (checked above: no
+    // surrogate, none past U+10FFFF), whose WTF-8 is its UTF-8.
+    Some(unsafe { String::from_utf8_unchecked(out) })
 }
 
-/// [`encode_wtf8`] into a vector with room for `extra` more bytes (a
-/// terminating NUL), sized once: no regrowth for non-ASCII text.
-pub fn encode_wtf8_with_room(points: &[u32], extra: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(wtf8_len(points) + extra);
+/// Appends the WTF-8 of `points` to `out`.
+#[inline(always)]
+fn push_wtf8(out: &mut Vec<u8>, points: &[u32]) {
     for &c in points {
         match c {
             0..=0x7F => out.push(c as u8),
@@ -166,6 +178,13 @@ pub fn encode_wtf8_with_room(points: &[u32], extra: usize) -> Vec<u8> {
             }
         }
     }
+}
+
+/// [`encode_wtf8`] into a vector with room for `extra` more bytes (a
+/// terminating NUL), sized once: no regrowth for non-ASCII text.
+pub fn encode_wtf8_with_room(points: &[u32], extra: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wtf8_len(points) + extra);
+    push_wtf8(&mut out, points);
     out
 }
 
@@ -181,6 +200,33 @@ mod tests {
         assert!(text.capacity() > text.len());
         assert_eq!(encode_utf8_with_room(&[0x41, 0xD800], 0), None);
         assert_eq!(encode_utf8_with_room(&[0x11_0000], 0), None);
+    }
+
+    /// Every code point at and beside each encoding-length boundary, and
+    /// around the surrogates: what `char`'s own encoding gives, or `None`
+    /// for exactly the points that are not scalar values.
+    #[test]
+    fn utf8_encoding_is_chars_at_every_boundary() {
+        let mut points = Vec::new();
+        for edge in [0x80u32, 0x800, 0xD800, 0xE000, 0x1_0000, 0x11_0000] {
+            points.extend(edge.saturating_sub(2)..edge + 2);
+        }
+        points.extend([0, u32::MAX, 0xDFFF, 0x10_FFFF]);
+        for &c in &points {
+            assert_eq!(wtf8_len(&[c]), encode_wtf8(&[c]).len(), "{c:#x}");
+            let expected = char::from_u32(c).map(String::from);
+            assert_eq!(encode_utf8_with_room(&[c], 1), expected, "{c:#x}");
+            assert_eq!(encode_utf8_with_room(&[0x41, c, 0xE9], 0), {
+                char::from_u32(c).map(|ch| format!("A{ch}\u{e9}"))
+            });
+        }
+        let scalars: Vec<u32> = points
+            .iter()
+            .copied()
+            .filter(|&c| char::from_u32(c).is_some())
+            .collect();
+        let expected: String = scalars.iter().filter_map(|&c| char::from_u32(c)).collect();
+        assert_eq!(encode_utf8_with_room(&scalars, 0), Some(expected));
     }
 
     #[test]

@@ -13,7 +13,9 @@ use crate::error::{AbiError, AbiResult};
 use crate::handles::{self, handled};
 use crate::settings::{Database, Settings, hegel_settings_t, settings_of};
 use crate::statistics::Statistics;
-use crate::test_case::{Completed, Family, Handback, hand_out_root, hegel_test_case_t};
+use crate::test_case::{
+    Completed, Family, Handback, hand_out_new_root, hand_out_root, hegel_test_case_t,
+};
 use crate::text::{self, LentText};
 use geist_engine::choice::ChoiceValue;
 use geist_engine::health::FLAKY_OUTCOME;
@@ -399,6 +401,9 @@ struct RunState {
     statistics: Statistics,
     /// Whether the end of the run was announced (debug line, statistics).
     announced: bool,
+    /// A passed outcome, what the stage holds while [`RunState::next`]
+    /// works on it: shared, not allocated again at every test case.
+    passed: Arc<Outcome>,
 }
 
 /// A run handle's contents.
@@ -420,6 +425,7 @@ impl RunState {
             exploring_case: false,
             statistics: Statistics::default(),
             announced: false,
+            passed: Arc::new(Outcome::passed()),
         }
     }
 
@@ -446,9 +452,9 @@ impl RunState {
         data: Box<TestData>,
         capture: bool,
     ) -> AbiResult<*mut hegel_test_case_t> {
-        let family = Family::new(data, Some(Arc::clone(&self.handback)), capture);
-        self.current = Some(Arc::clone(&family));
-        hand_out_root(family)
+        let (family, raw) = hand_out_new_root(data, Some(Arc::clone(&self.handback)), capture);
+        self.current = family;
+        raw
     }
 
     /// Advances to the next test case (NULL once the run is over). An
@@ -478,8 +484,7 @@ impl RunState {
         let exploring_case = std::mem::replace(&mut self.exploring_case, false);
         let mut completed = completed;
         loop {
-            let stage =
-                std::mem::replace(&mut self.stage, Stage::Done(Arc::new(Outcome::passed())));
+            let stage = std::mem::replace(&mut self.stage, Stage::Done(Arc::clone(&self.passed)));
             match stage {
                 Stage::Exploring(mut pull) => {
                     let starting = !pull.is_outstanding();

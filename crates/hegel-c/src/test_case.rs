@@ -140,13 +140,18 @@ impl FamilyState {
     }
 }
 
+/// A new family's id: distinct for every family the library makes.
+fn next_family_id() -> u64 {
+    // Starts at 1: 0 names no family.
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 impl Family {
     /// A family around `data`; `handback` is where the run wants it back.
     pub fn new(data: Box<TestData>, handback: Option<Handback>, capture: bool) -> Arc<Family> {
-        // Starts at 1: 0 names no family.
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Arc::new(Family {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id: next_family_id(),
             state: FamilyLock::new(FamilyState {
                 streams: vec![Stream {
                     data,
@@ -166,6 +171,52 @@ impl Family {
             width_configured: Mutex::new(None),
             started: Instant::now(),
         })
+    }
+
+    /// Makes this family, which nothing else refers to, a new one around
+    /// `data`, as [`Family::new`] would (a new id, nothing drawn, printed or
+    /// recorded), in place: its allocation and its streams' vector are
+    /// reused (see [`hand_out_new_root`]).
+    fn renew(&mut self, data: Box<TestData>, handback: Option<Handback>, capture: bool) {
+        // Every field, so that one added later is not forgotten here.
+        let Family {
+            id,
+            state,
+            completed,
+            handback: old_handback,
+            capture: old_capture,
+            document,
+            width_configured,
+            started,
+        } = self;
+        let FamilyState {
+            streams,
+            concluded,
+            observations,
+            target_labels,
+            machines,
+            collections,
+        } = state.get_mut();
+        *id = next_family_id();
+        streams.clear();
+        streams.push(Stream {
+            data,
+            fork: None,
+            depth: 0,
+        });
+        *concluded = None;
+        *observations = Observations::default();
+        target_labels.clear();
+        machines.clear();
+        *collections = Collections::default();
+        *completed.get_mut() = false;
+        *old_handback = handback;
+        *old_capture = capture;
+        *document = OnceLock::new();
+        *width_configured
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner()) = None;
+        *started = Instant::now();
     }
 
     fn lock(&self) -> Locked<'_, FamilyState> {
@@ -550,6 +601,54 @@ pub fn with_handle<R>(
 /// Hands a new root handle onto `family` to the caller.
 pub fn hand_out_root(family: Arc<Family>) -> AbiResult<*mut hegel_test_case_t> {
     hand_out(TestCaseHandle::new(family, Target::Main, -1, 0))
+}
+
+/// Hands the root handle of a new family around `data` to the caller, and
+/// returns the family beside it: as [`Family::new`] and then
+/// [`hand_out_root`] would (`None` only if no family was made), but in the allocation of the handle freed last
+/// on this thread when there is one (a run's frontend frees each test case
+/// before it asks for the next), and in that handle's family when nothing
+/// else refers to it any more (renewed in place, see [`Family::renew`]).
+pub fn hand_out_new_root(
+    data: Box<TestData>,
+    handback: Option<Handback>,
+    capture: bool,
+) -> (Option<Arc<Family>>, AbiResult<*mut hegel_test_case_t>) {
+    let mut made = None;
+    let raw = TEST_CASES
+        .insert_shared_with(&RECENT, TEST_CASE_KIND, |spare| {
+            if let Some(mut object) = spare.take()
+                && let Some(place) = Arc::get_mut(&mut object)
+            {
+                let old = match Arc::get_mut(&mut place.family) {
+                    Some(family) => {
+                        family.renew(data, handback, capture);
+                        None
+                    }
+                    None => Some(std::mem::replace(
+                        &mut place.family,
+                        Family::new(data, handback, capture),
+                    )),
+                };
+                place.region = Target::Main;
+                *place.worker.get_mut() = -1;
+                place.stream = 0;
+                *place.busy.get_mut() = false;
+                *place.completed_here.get_mut() = false;
+                made = Some(Arc::clone(&place.family));
+                return (object, old);
+            }
+            let family = Family::new(data, handback, capture);
+            made = Some(Arc::clone(&family));
+            (
+                Arc::new(TestCaseHandle::new(family, Target::Main, -1, 0)),
+                None,
+            )
+        })
+        .map(|raw| raw as *mut hegel_test_case_t)
+        .ok_or_else(|| AbiError::too_many_handles("test case"));
+    // `make` runs once, whether or not a slot is found after.
+    (made, raw)
 }
 
 /// Fixes the family document's width, or checks it agrees with the one fixed.
@@ -999,6 +1098,66 @@ type Locked<'a, T> = spin::mutex::SpinMutexGuard<'a, T, spin::relax::Yield>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run's next root, handed out after the last one was completed and
+    /// freed, renews that family in place: a new id and nothing of the old
+    /// test case (completion, capture, streams), and the freed root stays
+    /// refused.
+    #[test]
+    fn a_root_after_a_freed_one_renews_its_family() {
+        let ctx: *mut hegel_context_t = std::ptr::null_mut();
+        let handback: Handback = Arc::new(Mutex::new(None));
+        let data = || Box::new(TestData::replaying(Vec::new(), 100));
+        let (first, root) = hand_out_new_root(data(), Some(Arc::clone(&handback)), false);
+        let (first, root) = (first.unwrap(), root.unwrap());
+        let (first_id, first_at) = (first.id, Arc::as_ptr(&first) as usize);
+        drop(first);
+        assert_eq!(hegel_start_span(ctx, root, 1), hegel_result_t::HEGEL_OK);
+        assert_eq!(hegel_stop_span(ctx, root, false), hegel_result_t::HEGEL_OK);
+        assert_eq!(
+            hegel_mark_complete(ctx, root, 0, std::ptr::null()),
+            hegel_result_t::HEGEL_OK
+        );
+        assert!(handback.lock().unwrap().take().is_some());
+        assert_eq!(hegel_test_case_free(ctx, root), hegel_result_t::HEGEL_OK);
+        let (second, next) = hand_out_new_root(data(), Some(Arc::clone(&handback)), true);
+        let (second, next) = (second.unwrap(), next.unwrap());
+        assert_eq!(Arc::as_ptr(&second) as usize, first_at, "renewed in place");
+        assert_ne!(second.id, first_id);
+        assert!(!second.is_completed());
+        assert!(second.capture);
+        assert_eq!(second.lock().streams.len(), 1);
+        assert_ne!(hegel_start_span(ctx, root, 1), hegel_result_t::HEGEL_OK);
+        assert_eq!(hegel_start_span(ctx, next, 1), hegel_result_t::HEGEL_OK);
+        assert_eq!(hegel_stop_span(ctx, next, false), hegel_result_t::HEGEL_OK);
+        assert_eq!(
+            hegel_mark_complete(ctx, next, 0, std::ptr::null()),
+            hegel_result_t::HEGEL_OK
+        );
+        let completed = handback.lock().unwrap().take().expect("handed back");
+        assert_eq!(completed.data.status, Some(Status::Valid));
+        // A family something else still refers to is not renewed.
+        drop(second);
+        assert_eq!(hegel_test_case_free(ctx, next), hegel_result_t::HEGEL_OK);
+        let (third, last) = hand_out_new_root(data(), None, false);
+        let (third, last) = (third.unwrap(), last.unwrap());
+        let (held, last_free) = (Arc::clone(&third), last);
+        drop(third);
+        assert_eq!(
+            hegel_test_case_free(ctx, last_free),
+            hegel_result_t::HEGEL_OK
+        );
+        let (fourth, fourth_root) = hand_out_new_root(data(), None, false);
+        let fourth = fourth.unwrap();
+        assert!(
+            !Arc::ptr_eq(&fourth, &held),
+            "a shared family is not reused"
+        );
+        assert_eq!(
+            fourth_root.map(|r| hegel_test_case_free(ctx, r)),
+            Ok(hegel_result_t::HEGEL_OK)
+        );
+    }
 
     /// A block made after another was freed may take its allocation: it is
     /// a new handle onto its own family, and the freed one stays refused.
