@@ -271,9 +271,9 @@ fn collect_alike(alike: &mut Vec<usize>, nodes: &[ChoiceNode], i: usize) {
     }
 }
 
-/// Sets `alike` (empty) to the indices of the choices of `nodes` not
-/// forced, other than `i`, whose constraints are `alike_i`: written into
-/// the vector's room with the count kept aside, set once at the end.
+/// Appends to `alike` the indices of the choices of `nodes` not forced,
+/// other than `i`, whose constraints are `alike_i`: written into the
+/// vector's room with the count kept aside, the length set once at the end.
 #[inline(always)]
 fn collect_where(
     alike: &mut Vec<usize>,
@@ -281,6 +281,7 @@ fn collect_where(
     i: usize,
     alike_i: impl Fn(&Constraints) -> bool,
 ) {
+    let len = alike.len();
     alike.reserve(nodes.len());
     let room = &mut alike.spare_capacity_mut()[..nodes.len()];
     let mut count = 0;
@@ -291,8 +292,8 @@ fn collect_where(
         }
     }
     // SAFETY: the loop initialised the first `count` elements of the
-    // vector's room (`alike` was empty).
-    unsafe { alike.set_len(count) }
+    // vector's room, the `count` places after its `len` elements.
+    unsafe { alike.set_len(len + count) }
 }
 
 #[cfg(test)]
@@ -564,5 +565,17 @@ mod tests {
         let nodes = [string.clone(), int(1), other];
         let out = copy_onto_equal_label(&nodes, &[], &mut source).expect("a mutation");
         assert_eq!(out[0], out[2]);
+    }
+
+    #[test]
+    fn collect_where_appends_after_what_the_vector_holds() {
+        let mut forced = int(7);
+        forced.forced = true;
+        let nodes = [int(1), forced, int(2), int(3)];
+        let mut alike = vec![99, 98];
+        collect_where(&mut alike, &nodes, 2, |_| true);
+        assert_eq!(alike, [99, 98, 0, 3]);
+        collect_alike(&mut alike, &nodes, 0);
+        assert_eq!(alike, [2, 3]);
     }
 }
