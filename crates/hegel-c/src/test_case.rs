@@ -321,26 +321,30 @@ fn hand_out_reusing(
                     && let Some(place) = Arc::get_mut(&mut object)
                 {
                     let old = std::mem::replace(&mut place.family, family);
-                    place.region = region;
-                    *place.worker.get_mut() = worker;
-                    place.stream = stream;
-                    *place.busy.get_mut() = false;
-                    *place.completed_here.get_mut() = false;
+                    place.reset(region, worker, stream);
                     return (object, Some(old));
                 }
                 let handle = TestCaseHandle::new(family, region, worker, stream);
                 (Arc::new(handle), None)
             },
         )
-        .map(|raw| raw as *mut hegel_test_case_t)
-        .ok_or_else(|| AbiError::too_many_handles("test case"))
+        .map_or_else(test_case_table_full, test_case_pointer)
 }
 
 fn hand_out_shared(object: Arc<TestCaseHandle>) -> AbiResult<*mut hegel_test_case_t> {
     TEST_CASES
         .insert_shared(&RECENT, TEST_CASE_KIND, object)
-        .map(|raw| raw as *mut hegel_test_case_t)
-        .ok_or_else(|| AbiError::too_many_handles("test case"))
+        .map_or_else(test_case_table_full, test_case_pointer)
+}
+
+/// A test case handle's pointer, from the address its table handed out.
+fn test_case_pointer(raw: usize) -> AbiResult<*mut hegel_test_case_t> {
+    Ok(raw as *mut hegel_test_case_t)
+}
+
+/// The error when no test case handle could be handed out.
+fn test_case_table_full() -> AbiResult<*mut hegel_test_case_t> {
+    Err(AbiError::too_many_handles("test case"))
 }
 
 /// Releases a handle's busy flag when a draw ends.
@@ -362,6 +366,27 @@ impl TestCaseHandle {
             busy: AtomicBool::new(false),
             completed_here: AtomicBool::new(false),
         }
+    }
+
+    /// Makes this handle, which nothing else refers to, what
+    /// [`TestCaseHandle::new`] makes, onto the family it holds (the caller
+    /// has put the new one there): in place, with no new allocation. Every
+    /// field is named, so one added later is not forgotten here.
+    #[inline(always)]
+    fn reset(&mut self, region: Target, worker: i64, stream: u64) {
+        let TestCaseHandle {
+            family: _,
+            region: old_region,
+            worker: old_worker,
+            stream: old_stream,
+            busy,
+            completed_here,
+        } = self;
+        *old_region = region;
+        *old_worker.get_mut() = worker;
+        *old_stream = stream;
+        *busy.get_mut() = false;
+        *completed_here.get_mut() = false;
     }
 
     #[inline(always)]
@@ -630,11 +655,7 @@ pub fn hand_out_new_root(
                         Family::new(data, handback, capture),
                     )),
                 };
-                place.region = Target::Main;
-                *place.worker.get_mut() = -1;
-                place.stream = 0;
-                *place.busy.get_mut() = false;
-                *place.completed_here.get_mut() = false;
+                place.reset(Target::Main, -1, 0);
                 made = Some(Arc::clone(&place.family));
                 return (object, old);
             }
@@ -645,8 +666,7 @@ pub fn hand_out_new_root(
                 None,
             )
         })
-        .map(|raw| raw as *mut hegel_test_case_t)
-        .ok_or_else(|| AbiError::too_many_handles("test case"));
+        .map_or_else(test_case_table_full, test_case_pointer);
     // `make` runs once, whether or not a slot is found after.
     (made, raw)
 }
