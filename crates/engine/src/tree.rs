@@ -86,12 +86,114 @@ type FixedState = foldhash::fast::FixedState;
 /// [`ChoiceValue`]'s 48: a node drawing an unbounded integer gains a child
 /// per test case, and each test case looks one up in the map twice (the
 /// novel prefix, the record), each time a cache miss in a map of megabytes.
+/// Every other value (a string, bytes) is kept with its hash, computed
+/// once for the record's lookup and insertion, and never again when the
+/// map grows: each slot holds the same hash as a map hashing the value
+/// itself would, so the children are laid out, and iterated, alike.
 #[derive(Default)]
 struct ChildMap {
     /// Integer children that fit in an `i64`.
     integers: HashMap<i64, NodeId, FixedState>,
     /// Every other child.
-    others: HashMap<ChoiceValue, NodeId, FixedState>,
+    others: HashMap<HashedValue, NodeId, PassHash>,
+}
+
+/// A child's value with its hash ([`FixedState`]'s, of the value).
+struct HashedValue {
+    hash: u64,
+    value: ChoiceValue,
+}
+
+/// What the children's map of other values is searched by: a hash and a
+/// value, owned ([`HashedValue`]) or borrowed ([`ValueQuery`]).
+trait ValueKey {
+    fn hash(&self) -> u64;
+    fn value(&self) -> &ChoiceValue;
+}
+
+impl ValueKey for HashedValue {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+    fn value(&self) -> &ChoiceValue {
+        &self.value
+    }
+}
+
+/// A value searched for, with its hash, without a copy of it.
+struct ValueQuery<'v> {
+    hash: u64,
+    value: &'v ChoiceValue,
+}
+
+impl ValueKey for ValueQuery<'_> {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+    fn value(&self) -> &ChoiceValue {
+        self.value
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn ValueKey + 'a> for HashedValue {
+    fn borrow(&self) -> &(dyn ValueKey + 'a) {
+        self
+    }
+}
+
+impl std::hash::Hash for dyn ValueKey + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(ValueKey::hash(self));
+    }
+}
+
+impl PartialEq for dyn ValueKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl Eq for dyn ValueKey + '_ {}
+
+impl std::hash::Hash for HashedValue {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for HashedValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Eq for HashedValue {}
+
+/// Hashes a [`HashedValue`] (or its query) to the hash it holds.
+#[derive(Clone, Copy, Default)]
+struct PassHash;
+
+/// The hasher of [`PassHash`]: the last word written is the hash.
+#[derive(Default)]
+struct PassHasher(u64);
+
+impl std::hash::Hasher for PassHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _bytes: &[u8]) {
+        unreachable!("a child's value is hashed by its word");
+    }
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+}
+
+impl std::hash::BuildHasher for PassHash {
+    type Hasher = PassHasher;
+    fn build_hasher(&self) -> PassHasher {
+        PassHasher(0)
+    }
 }
 
 impl ChildMap {
@@ -103,18 +205,38 @@ impl ChildMap {
         }
     }
 
+    /// The hash of a value the map of other values keys by.
+    fn hash_of(value: &ChoiceValue) -> u64 {
+        use std::hash::BuildHasher;
+        FixedState::default().hash_one(value)
+    }
+
+    /// The child of another value (not an integer in 64 bits), whose hash
+    /// is `hash`.
+    fn other(&self, hash: u64, value: &ChoiceValue) -> Option<NodeId> {
+        let query = ValueQuery { hash, value };
+        self.others.get(&query as &dyn ValueKey).copied()
+    }
+
     fn get(&self, value: &ChoiceValue) -> Option<NodeId> {
         match ChildMap::integer_key(value) {
             Some(key) => self.integers.get(&key).copied(),
-            None => self.others.get(value).copied(),
+            None => self.other(ChildMap::hash_of(value), value),
         }
     }
 
     fn insert(&mut self, value: ChoiceValue, child: NodeId) {
         match ChildMap::integer_key(&value) {
-            Some(key) => self.integers.insert(key, child),
-            None => self.others.insert(value, child),
-        };
+            Some(key) => {
+                self.integers.insert(key, child);
+            }
+            None => self.insert_other(ChildMap::hash_of(&value), value, child),
+        }
+    }
+
+    /// Adds (or replaces) the child of another value, whose hash is `hash`.
+    fn insert_other(&mut self, hash: u64, value: ChoiceValue, child: NodeId) {
+        self.others.insert(HashedValue { hash, value }, child);
     }
 
     fn len(&self) -> usize {
@@ -128,33 +250,46 @@ impl ChildMap {
             .integers
             .iter()
             .map(|(&v, &c)| (Cow::Owned(ChoiceValue::Integer(i128::from(v))), c));
-        let others = self.others.iter().map(|(v, &c)| (Cow::Borrowed(v), c));
+        let others = self
+            .others
+            .iter()
+            .map(|(v, &c)| (Cow::Borrowed(&v.value), c));
         integers.chain(others)
     }
 
     /// The child where `value` was chosen, made by `fresh` when there is
-    /// none and `grow` allows (`None` when it does not): one lookup.
+    /// none and `grow` allows (`None` when it does not): one hash of the
+    /// value. With `reserve`, room for one more child is made when there
+    /// is none whether or not one is added (as a map's entry makes it), so
+    /// that the map grows, and orders its children, as it always has.
     fn entry(
         &mut self,
         value: &ChoiceValue,
         grow: bool,
+        reserve: bool,
         fresh: impl FnOnce() -> NodeId,
     ) -> Option<NodeId> {
         use std::collections::hash_map::Entry;
-        fn resolve<K>(
-            entry: Entry<'_, K, NodeId>,
-            grow: bool,
-            fresh: impl FnOnce() -> NodeId,
-        ) -> Option<NodeId> {
-            match entry {
+        match ChildMap::integer_key(value) {
+            Some(key) => match self.integers.entry(key) {
                 Entry::Occupied(entry) => Some(*entry.get()),
                 Entry::Vacant(entry) if grow => Some(*entry.insert(fresh())),
                 Entry::Vacant(_) => None,
+            },
+            None => {
+                let hash = ChildMap::hash_of(value);
+                if let Some(child) = self.other(hash, value) {
+                    return Some(child);
+                }
+                if reserve {
+                    self.others.reserve(1);
+                }
+                grow.then(|| {
+                    let child = fresh();
+                    self.insert_other(hash, value.clone(), child);
+                    child
+                })
             }
-        }
-        match ChildMap::integer_key(value) {
-            Some(key) => resolve(self.integers.entry(key), grow, fresh),
-            None => resolve(self.others.entry(value.clone()), grow, fresh),
         }
     }
 }
@@ -741,25 +876,28 @@ impl DataTree {
         }
     }
 
-    /// For a branching node `at` and a value cheap to copy, the child where
-    /// `value` was chosen, added (a new node) when no test case chose it
-    /// and the tree may grow (`Some(None)`: it may not); in one lookup of
-    /// the children's map, which after many test cases is large and each
-    /// lookup a cache miss. `None` for other nodes and values.
+    /// For a branching node `at`, the child where `value` was chosen,
+    /// added (a new node) when no test case chose it and the tree may grow
+    /// (`Some(None)`: it may not); in one lookup of the children's map,
+    /// which after many test cases is large and each lookup a cache miss,
+    /// and one hash of a value (a string) that is not a number. `None` for
+    /// other nodes.
     fn branch_entry(&mut self, at: NodeId, value: &ChoiceValue) -> Option<Option<NodeId>> {
         let node = self.node(at);
-        if node.below != Below::Branching
-            || !matches!(
-                value,
-                ChoiceValue::Integer(_) | ChoiceValue::Boolean(_) | ChoiceValue::Float(_)
-            )
-        {
+        if node.below != Below::Branching {
             return None;
         }
+        // (Numbers were always looked up through the map's entry, which
+        // makes room for a child whether or not one is added; other values
+        // were not.)
+        let reserve = matches!(
+            value,
+            ChoiceValue::Integer(_) | ChoiceValue::Boolean(_) | ChoiceValue::Float(_)
+        );
         let map = node.child as usize;
         let grow = self.size() < self.max_nodes;
         let nodes = &mut self.nodes;
-        Some(self.branches[map].entry(value, grow, || {
+        Some(self.branches[map].entry(value, grow, reserve, || {
             nodes.push(TreeNode::new());
             (nodes.len() - 1) as NodeId
         }))
@@ -1879,6 +2017,77 @@ mod tests {
             }
             assert!(!tree.prefix_is_exhausted(&[i(0)]), "compress {compress}");
         }
+    }
+
+    /// Values other than integers in a word are kept with their hashes:
+    /// the map holds its children in the order a map hashing each value
+    /// would (what the tree's walks meet first depends on it), and finds
+    /// each of them.
+    #[test]
+    fn other_children_keep_the_order_of_a_map_of_values() {
+        let value = |k: u32| match k % 4 {
+            0 => ChoiceValue::String((0..=k % 13).map(|c| c + k).collect()),
+            1 => ChoiceValue::Bytes(k.to_le_bytes().repeat(1 + (k % 7) as usize)),
+            2 => ChoiceValue::Float(f64::from(k) / 3.0),
+            _ => ChoiceValue::Integer(i128::MAX - i128::from(k)),
+        };
+        let mut children = ChildMap::default();
+        let mut plain: HashMap<ChoiceValue, NodeId, FixedState> = HashMap::default();
+        for k in 0..3000u32 {
+            let v = value(k);
+            // Half through the entry (numbers make room first, as a map's
+            // entry does), half by insertion.
+            if k % 2 == 0 {
+                let reserve = !matches!(v, ChoiceValue::String(_) | ChoiceValue::Bytes(_));
+                assert_eq!(children.entry(&v, true, reserve, || k), Some(k));
+                assert_eq!(children.entry(&v, false, reserve, || 0), Some(k));
+            } else {
+                children.insert(v.clone(), k);
+            }
+            plain.insert(v, k);
+        }
+        assert_eq!(children.entry(&value(3001), false, true, || 0), None);
+        plain.reserve(1);
+        let ours: Vec<(ChoiceValue, NodeId)> =
+            children.iter().map(|(v, c)| (v.into_owned(), c)).collect();
+        let theirs: Vec<(ChoiceValue, NodeId)> =
+            plain.iter().map(|(v, &c)| (v.clone(), c)).collect();
+        assert_eq!(ours, theirs);
+        for k in 0..3000u32 {
+            assert_eq!(children.get(&value(k)), Some(k), "{k}");
+        }
+        assert_eq!(children.get(&value(3001)), None);
+        assert_eq!(children.len(), 3000);
+    }
+
+    /// One string per test case: a node branching by strings records each
+    /// new one once and tells repeats apart, as a full tree still does for
+    /// strings it holds.
+    #[test]
+    fn string_children_are_recorded_once() {
+        let string = |v: &str| ChoiceNode {
+            constraints: Constraints::String {
+                alphabet: Arc::new(crate::charset::CharSet::from_intervals(vec![(0, 0x10ffff)])),
+                size: crate::choice::SizeConstraints {
+                    min_size: 0,
+                    max_size: 10,
+                },
+            },
+            value: ChoiceValue::String(v.chars().map(u32::from).collect()),
+            forced: false,
+        };
+        let mut tree = DataTree {
+            max_nodes: 8,
+            ..DataTree::default()
+        };
+        for v in ["a", "b", "c", "d", "e", "f", "g", "h", "i"] {
+            assert!(tree.record(&[string(v)], true, &[]).unwrap(), "{v}");
+        }
+        assert!(!tree.record(&[string("b")], true, &[]).unwrap());
+        assert!(tree.prefix_is_exhausted(&[ChoiceValue::String(vec![u32::from('c')])]));
+        // Past the full tree's size, a string is new every time.
+        assert!(tree.record(&[string("i")], true, &[]).unwrap());
+        assert!(!tree.prefix_is_exhausted(&[ChoiceValue::String(vec![u32::from('i')])]));
     }
 
     #[test]
