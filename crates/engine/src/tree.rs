@@ -1292,6 +1292,36 @@ impl DataTree {
                 }
                 continue;
             }
+            // A node with one child, that of the value made here, under the
+            // same kind of constraints (a node along the path of an earlier
+            // test case, the mutations' base): passed in line, what the
+            // steps below would do for it.
+            let here = &self.nodes[at as usize];
+            let node = &nodes[i];
+            if here.below == Below::Plain
+                && let Some(first) = &here.first
+                && *first == node.value
+                && let Some(previous) = self.constraints.get(here.constraints as usize)
+                && match (previous, &node.constraints) {
+                    (Constraints::Integer(a), Constraints::Integer(b)) => a == b,
+                    (Constraints::Boolean { .. }, Constraints::Boolean { .. }) => true,
+                    (a, b) => same_kind(a, b),
+                }
+            {
+                // Forced again, to the only child's value: still forced.
+                let forcing = match (here.forcing, node.forced) {
+                    (Forcing::Unknown, false) => Forcing::Free,
+                    (Forcing::Unknown, true) => Forcing::Forced,
+                    (Forcing::Free, true) | (Forcing::Forced, false) => Forcing::Mixed,
+                    (other, _) => other,
+                };
+                let child = here.child;
+                path.push(at);
+                self.nodes[at as usize].forcing = forcing;
+                at = child;
+                i += 1;
+                continue;
+            }
             // Not at a killed node: a tail's position says it is exhausted
             // only when the tail's test case exhausted it.
             if self.compress
