@@ -1678,6 +1678,36 @@ impl DataTree {
     pub fn runs_nothing_new(&self, choices: &[ChoiceValue]) -> bool {
         let (mut at, mut i) = (Position::at(0), 0usize);
         loop {
+            // A run of nodes with one child each (nothing ends there, not
+            // exhausted) that the choices follow: a forced choice, or a free
+            // one (not a boolean's, whose child's value was made under any
+            // boolean's constraints) that made the value offered. Passed in
+            // line, where the steps below would go.
+            while at.offset == 0
+                && let Some(value) = choices.get(i)
+            {
+                let node = &self.nodes[at.node as usize];
+                if node.below != Below::Plain || node.exhausted || node.ends_here() {
+                    break;
+                }
+                let (Some(first), Some(constraints)) =
+                    (&node.first, self.constraints.get(node.constraints as usize))
+                else {
+                    break;
+                };
+                let follows = match node.forcing {
+                    Forcing::Forced => true,
+                    Forcing::Free => {
+                        !matches!(constraints, Constraints::Boolean { .. }) && first == value
+                    }
+                    Forcing::Unknown | Forcing::Mixed => false,
+                };
+                if !follows {
+                    break;
+                }
+                at = Position::at(node.child);
+                i += 1;
+            }
             if let Some((tail, start)) = self.tail_of(at.node) {
                 // Inside a tail nothing ends and nothing is unknown: a forced
                 // choice goes on, a free one goes on when the value permitted
@@ -1692,7 +1722,16 @@ impl DataTree {
                     let kind = self.tail_kinds[word];
                     // (The tail's own value is permitted there: checked
                     // first, it spares the test of the constraints.)
-                    if kind & FORCED == 0 && !self.tail_value_is(word, &choices[i]) {
+                    let same = match (TailWord::of(kind), &choices[i]) {
+                        (TailWord::Integer, ChoiceValue::Integer(v)) => {
+                            i128::from(self.tail_values[word] as i64) == *v
+                        }
+                        (TailWord::Boolean, ChoiceValue::Boolean(v)) => {
+                            (self.tail_values[word] != 0) == *v
+                        }
+                        (_, value) => self.tail_value_is(word, value),
+                    };
+                    if kind & FORCED == 0 && !same {
                         if !self.constraints[(kind & ID_MASK) as usize].permits(&choices[i]) {
                             break;
                         }
