@@ -259,14 +259,17 @@ impl ChildMap {
 
     /// The child where `value` was chosen, made by `fresh` when there is
     /// none and `grow` allows (`None` when it does not): one hash of the
-    /// value. With `reserve`, room for one more child is made when there
-    /// is none whether or not one is added (as a map's entry makes it), so
-    /// that the map grows, and orders its children, as it always has.
+    /// value. A number (`cheap`: a copy costs nothing) is looked up through
+    /// the map's entry, which makes room for one more child when there is
+    /// none whether or not one is added; another value (a string) is
+    /// looked up first and copied only when it is added, with no room made
+    /// otherwise: so each map grows, and orders its children, as it always
+    /// has.
     fn entry(
         &mut self,
         value: &ChoiceValue,
         grow: bool,
-        reserve: bool,
+        cheap: bool,
         fresh: impl FnOnce() -> NodeId,
     ) -> Option<NodeId> {
         use std::collections::hash_map::Entry;
@@ -276,13 +279,21 @@ impl ChildMap {
                 Entry::Vacant(entry) if grow => Some(*entry.insert(fresh())),
                 Entry::Vacant(_) => None,
             },
+            None if cheap => {
+                let hash = ChildMap::hash_of(value);
+                match self.others.entry(HashedValue {
+                    hash,
+                    value: value.clone(),
+                }) {
+                    Entry::Occupied(entry) => Some(*entry.get()),
+                    Entry::Vacant(entry) if grow => Some(*entry.insert(fresh())),
+                    Entry::Vacant(_) => None,
+                }
+            }
             None => {
                 let hash = ChildMap::hash_of(value);
                 if let Some(child) = self.other(hash, value) {
                     return Some(child);
-                }
-                if reserve {
-                    self.others.reserve(1);
                 }
                 grow.then(|| {
                     let child = fresh();
@@ -890,14 +901,14 @@ impl DataTree {
         // (Numbers were always looked up through the map's entry, which
         // makes room for a child whether or not one is added; other values
         // were not.)
-        let reserve = matches!(
+        let cheap = matches!(
             value,
             ChoiceValue::Integer(_) | ChoiceValue::Boolean(_) | ChoiceValue::Float(_)
         );
         let map = node.child as usize;
         let grow = self.size() < self.max_nodes;
         let nodes = &mut self.nodes;
-        Some(self.branches[map].entry(value, grow, reserve, || {
+        Some(self.branches[map].entry(value, grow, cheap, || {
             nodes.push(TreeNode::new());
             (nodes.len() - 1) as NodeId
         }))
@@ -2107,9 +2118,9 @@ mod tests {
             // Half through the entry (numbers make room first, as a map's
             // entry does), half by insertion.
             if k % 2 == 0 {
-                let reserve = !matches!(v, ChoiceValue::String(_) | ChoiceValue::Bytes(_));
-                assert_eq!(children.entry(&v, true, reserve, || k), Some(k));
-                assert_eq!(children.entry(&v, false, reserve, || 0), Some(k));
+                let cheap = !matches!(v, ChoiceValue::String(_) | ChoiceValue::Bytes(_));
+                assert_eq!(children.entry(&v, true, cheap, || k), Some(k));
+                assert_eq!(children.entry(&v, false, cheap, || 0), Some(k));
             } else {
                 children.insert(v.clone(), k);
             }
