@@ -590,6 +590,10 @@ pub struct DataTree {
     constraints: Vec<Constraints>,
     /// Whether each interned constraints' choice permits one value only.
     single_valued: Vec<bool>,
+    /// How many values each interned constraints' choice permits, when few
+    /// enough to count ([`permitted_values`]): asked each time a child is
+    /// exhausted.
+    permitted: Vec<Option<u128>>,
     interned: HashMap<ConstraintsKey, ConstraintsId, foldhash::fast::FixedState>,
     /// The constraints interned last (a test case draws the same few
     /// kinds over and over), compared as they are before any key is built
@@ -626,6 +630,7 @@ impl Default for DataTree {
             tail_spilled: Vec::new(),
             constraints: Vec::new(),
             single_valued: Vec::new(),
+            permitted: Vec::new(),
             interned: HashMap::default(),
             recent: [UNKNOWN; RECENT_CONSTRAINTS],
             recent_next: 0,
@@ -936,7 +941,9 @@ impl DataTree {
             None => {
                 let id = self.constraints.len() as ConstraintsId;
                 self.constraints.push(c.clone());
-                self.single_valued.push(permitted_values(c) == Some(1));
+                let permitted = permitted_values(c);
+                self.single_valued.push(permitted == Some(1));
+                self.permitted.push(permitted);
                 self.interned.insert(key, id);
                 id
             }
@@ -1638,8 +1645,10 @@ impl DataTree {
         let permitted = match node.forcing {
             Forcing::Forced => Some(1),
             Forcing::Free => self
-                .constraints_of(Position::at(at))
-                .and_then(permitted_values),
+                .permitted
+                .get(self.known(Position::at(at)).constraints as usize)
+                .copied()
+                .flatten(),
             _ => None,
         };
         permitted.is_some_and(|n| u128::from(node.exhausted_children) >= n)
