@@ -1098,37 +1098,44 @@ impl DataTree {
             (true, true) => Ended::Passing,
         };
         let first_new = self.nodes.len() as NodeId;
-        self.nodes.reserve(count);
-        path.reserve(count);
-        // The node for tail choice `c` (`at` for the first): its choice's
-        // value, kind and exhaustion, its child the next node.
-        let mut current = at;
-        for c in start..end {
-            let index = (base + c) as usize;
-            let kind = self.tail_kinds[index];
-            let value = self.tail_value(index).into_owned();
-            let made = TreeNode {
-                first: Some(value),
-                child: first_new + (c - start),
-                constraints: kind & ID_MASK,
-                exhausted_children: u32::from(c + 1 >= exhausted_from),
-                forcing: if kind & FORCED != 0 {
-                    Forcing::Forced
-                } else {
-                    Forcing::Free
-                },
-                below: Below::Plain,
-                ended: Ended::No,
-                exhausted: c >= exhausted_from,
-            };
-            path.push(current);
-            if c == start {
-                self.nodes[at as usize] = made;
+        let DataTree {
+            nodes,
+            tail_kinds,
+            tail_values,
+            tail_spilled,
+            ..
+        } = self;
+        // The node for tail choice `c` (`at` for the first, then the nodes
+        // from `first_new` on, in order): its choice's value, kind and
+        // exhaustion, its child the next node.
+        let made = |c: u32, kind: u32, word: u64| TreeNode {
+            first: Some(match TailWord::of(kind) {
+                TailWord::Integer => ChoiceValue::Integer(i128::from(word as i64)),
+                TailWord::Boolean => ChoiceValue::Boolean(word != 0),
+                TailWord::Float => ChoiceValue::Float(f64::from_bits(word)),
+                TailWord::Spilled => tail_spilled[word as usize].clone(),
+            }),
+            child: first_new + (c - start),
+            constraints: kind & ID_MASK,
+            exhausted_children: u32::from(c + 1 >= exhausted_from),
+            forcing: if kind & FORCED != 0 {
+                Forcing::Forced
             } else {
-                self.nodes.push(made);
-            }
-            current = first_new + (c - start);
-        }
+                Forcing::Free
+            },
+            below: Below::Plain,
+            ended: Ended::No,
+            exhausted: c >= exhausted_from,
+        };
+        let range = (base + start) as usize..(base + end) as usize;
+        let (kinds, words) = (&tail_kinds[range.clone()], &tail_values[range]);
+        nodes[at as usize] = made(start, kinds[0], words[0]);
+        nodes.extend((1..count).map(|k| made(start + k as u32, kinds[k], words[k])));
+        // Each node is passed on the way: `at`, then the new ones but the
+        // last (the last choice's node, where the rest goes on).
+        path.push(at);
+        path.extend(first_new..first_new + count as u32 - 1);
+        let current = first_new + count as u32 - 1;
         // The rest: the tail from choice `end` on, or where its test case
         // ended (or was cut short).
         let mut rest = TreeNode::new();
