@@ -86,12 +86,114 @@ type FixedState = foldhash::fast::FixedState;
 /// [`ChoiceValue`]'s 48: a node drawing an unbounded integer gains a child
 /// per test case, and each test case looks one up in the map twice (the
 /// novel prefix, the record), each time a cache miss in a map of megabytes.
+/// Every other value (a string, bytes) is kept with its hash, computed
+/// once for the record's lookup and insertion, and never again when the
+/// map grows: each slot holds the same hash as a map hashing the value
+/// itself would, so the children are laid out, and iterated, alike.
 #[derive(Default)]
 struct ChildMap {
     /// Integer children that fit in an `i64`.
     integers: HashMap<i64, NodeId, FixedState>,
     /// Every other child.
-    others: HashMap<ChoiceValue, NodeId, FixedState>,
+    others: HashMap<HashedValue, NodeId, PassHash>,
+}
+
+/// A child's value with its hash ([`FixedState`]'s, of the value).
+struct HashedValue {
+    hash: u64,
+    value: ChoiceValue,
+}
+
+/// What the children's map of other values is searched by: a hash and a
+/// value, owned ([`HashedValue`]) or borrowed ([`ValueQuery`]).
+trait ValueKey {
+    fn hash(&self) -> u64;
+    fn value(&self) -> &ChoiceValue;
+}
+
+impl ValueKey for HashedValue {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+    fn value(&self) -> &ChoiceValue {
+        &self.value
+    }
+}
+
+/// A value searched for, with its hash, without a copy of it.
+struct ValueQuery<'v> {
+    hash: u64,
+    value: &'v ChoiceValue,
+}
+
+impl ValueKey for ValueQuery<'_> {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+    fn value(&self) -> &ChoiceValue {
+        self.value
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn ValueKey + 'a> for HashedValue {
+    fn borrow(&self) -> &(dyn ValueKey + 'a) {
+        self
+    }
+}
+
+impl std::hash::Hash for dyn ValueKey + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(ValueKey::hash(self));
+    }
+}
+
+impl PartialEq for dyn ValueKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl Eq for dyn ValueKey + '_ {}
+
+impl std::hash::Hash for HashedValue {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for HashedValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Eq for HashedValue {}
+
+/// Hashes a [`HashedValue`] (or its query) to the hash it holds.
+#[derive(Clone, Copy, Default)]
+struct PassHash;
+
+/// The hasher of [`PassHash`]: the last word written is the hash.
+#[derive(Default)]
+struct PassHasher(u64);
+
+impl std::hash::Hasher for PassHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _bytes: &[u8]) {
+        unreachable!("a child's value is hashed by its word");
+    }
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+}
+
+impl std::hash::BuildHasher for PassHash {
+    type Hasher = PassHasher;
+    fn build_hasher(&self) -> PassHasher {
+        PassHasher(0)
+    }
 }
 
 impl ChildMap {
@@ -103,18 +205,38 @@ impl ChildMap {
         }
     }
 
+    /// The hash of a value the map of other values keys by.
+    fn hash_of(value: &ChoiceValue) -> u64 {
+        use std::hash::BuildHasher;
+        FixedState::default().hash_one(value)
+    }
+
+    /// The child of another value (not an integer in 64 bits), whose hash
+    /// is `hash`.
+    fn other(&self, hash: u64, value: &ChoiceValue) -> Option<NodeId> {
+        let query = ValueQuery { hash, value };
+        self.others.get(&query as &dyn ValueKey).copied()
+    }
+
     fn get(&self, value: &ChoiceValue) -> Option<NodeId> {
         match ChildMap::integer_key(value) {
             Some(key) => self.integers.get(&key).copied(),
-            None => self.others.get(value).copied(),
+            None => self.other(ChildMap::hash_of(value), value),
         }
     }
 
     fn insert(&mut self, value: ChoiceValue, child: NodeId) {
         match ChildMap::integer_key(&value) {
-            Some(key) => self.integers.insert(key, child),
-            None => self.others.insert(value, child),
-        };
+            Some(key) => {
+                self.integers.insert(key, child);
+            }
+            None => self.insert_other(ChildMap::hash_of(&value), value, child),
+        }
+    }
+
+    /// Adds (or replaces) the child of another value, whose hash is `hash`.
+    fn insert_other(&mut self, hash: u64, value: ChoiceValue, child: NodeId) {
+        self.others.insert(HashedValue { hash, value }, child);
     }
 
     fn len(&self) -> usize {
@@ -128,33 +250,57 @@ impl ChildMap {
             .integers
             .iter()
             .map(|(&v, &c)| (Cow::Owned(ChoiceValue::Integer(i128::from(v))), c));
-        let others = self.others.iter().map(|(v, &c)| (Cow::Borrowed(v), c));
+        let others = self
+            .others
+            .iter()
+            .map(|(v, &c)| (Cow::Borrowed(&v.value), c));
         integers.chain(others)
     }
 
     /// The child where `value` was chosen, made by `fresh` when there is
-    /// none and `grow` allows (`None` when it does not): one lookup.
+    /// none and `grow` allows (`None` when it does not): one hash of the
+    /// value. A number (`cheap`: a copy costs nothing) is looked up through
+    /// the map's entry, which makes room for one more child when there is
+    /// none whether or not one is added; another value (a string) is
+    /// looked up first and copied only when it is added, with no room made
+    /// otherwise: so each map grows, and orders its children, as it always
+    /// has.
     fn entry(
         &mut self,
         value: &ChoiceValue,
         grow: bool,
+        cheap: bool,
         fresh: impl FnOnce() -> NodeId,
     ) -> Option<NodeId> {
         use std::collections::hash_map::Entry;
-        fn resolve<K>(
-            entry: Entry<'_, K, NodeId>,
-            grow: bool,
-            fresh: impl FnOnce() -> NodeId,
-        ) -> Option<NodeId> {
-            match entry {
+        match ChildMap::integer_key(value) {
+            Some(key) => match self.integers.entry(key) {
                 Entry::Occupied(entry) => Some(*entry.get()),
                 Entry::Vacant(entry) if grow => Some(*entry.insert(fresh())),
                 Entry::Vacant(_) => None,
+            },
+            None if cheap => {
+                let hash = ChildMap::hash_of(value);
+                match self.others.entry(HashedValue {
+                    hash,
+                    value: value.clone(),
+                }) {
+                    Entry::Occupied(entry) => Some(*entry.get()),
+                    Entry::Vacant(entry) if grow => Some(*entry.insert(fresh())),
+                    Entry::Vacant(_) => None,
+                }
             }
-        }
-        match ChildMap::integer_key(value) {
-            Some(key) => resolve(self.integers.entry(key), grow, fresh),
-            None => resolve(self.others.entry(value.clone()), grow, fresh),
+            None => {
+                let hash = ChildMap::hash_of(value);
+                if let Some(child) = self.other(hash, value) {
+                    return Some(child);
+                }
+                grow.then(|| {
+                    let child = fresh();
+                    self.insert_other(hash, value.clone(), child);
+                    child
+                })
+            }
         }
     }
 }
@@ -444,6 +590,10 @@ pub struct DataTree {
     constraints: Vec<Constraints>,
     /// Whether each interned constraints' choice permits one value only.
     single_valued: Vec<bool>,
+    /// How many values each interned constraints' choice permits, when few
+    /// enough to count ([`permitted_values`]): asked each time a child is
+    /// exhausted.
+    permitted: Vec<Option<u128>>,
     interned: HashMap<ConstraintsKey, ConstraintsId, foldhash::fast::FixedState>,
     /// The constraints interned last (a test case draws the same few
     /// kinds over and over), compared as they are before any key is built
@@ -480,6 +630,7 @@ impl Default for DataTree {
             tail_spilled: Vec::new(),
             constraints: Vec::new(),
             single_valued: Vec::new(),
+            permitted: Vec::new(),
             interned: HashMap::default(),
             recent: [UNKNOWN; RECENT_CONSTRAINTS],
             recent_next: 0,
@@ -741,25 +892,28 @@ impl DataTree {
         }
     }
 
-    /// For a branching node `at` and a value cheap to copy, the child where
-    /// `value` was chosen, added (a new node) when no test case chose it
-    /// and the tree may grow (`Some(None)`: it may not); in one lookup of
-    /// the children's map, which after many test cases is large and each
-    /// lookup a cache miss. `None` for other nodes and values.
+    /// For a branching node `at`, the child where `value` was chosen,
+    /// added (a new node) when no test case chose it and the tree may grow
+    /// (`Some(None)`: it may not); in one lookup of the children's map,
+    /// which after many test cases is large and each lookup a cache miss,
+    /// and one hash of a value (a string) that is not a number. `None` for
+    /// other nodes.
     fn branch_entry(&mut self, at: NodeId, value: &ChoiceValue) -> Option<Option<NodeId>> {
         let node = self.node(at);
-        if node.below != Below::Branching
-            || !matches!(
-                value,
-                ChoiceValue::Integer(_) | ChoiceValue::Boolean(_) | ChoiceValue::Float(_)
-            )
-        {
+        if node.below != Below::Branching {
             return None;
         }
+        // (Numbers were always looked up through the map's entry, which
+        // makes room for a child whether or not one is added; other values
+        // were not.)
+        let cheap = matches!(
+            value,
+            ChoiceValue::Integer(_) | ChoiceValue::Boolean(_) | ChoiceValue::Float(_)
+        );
         let map = node.child as usize;
         let grow = self.size() < self.max_nodes;
         let nodes = &mut self.nodes;
-        Some(self.branches[map].entry(value, grow, || {
+        Some(self.branches[map].entry(value, grow, cheap, || {
             nodes.push(TreeNode::new());
             (nodes.len() - 1) as NodeId
         }))
@@ -787,7 +941,9 @@ impl DataTree {
             None => {
                 let id = self.constraints.len() as ConstraintsId;
                 self.constraints.push(c.clone());
-                self.single_valued.push(permitted_values(c) == Some(1));
+                let permitted = permitted_values(c);
+                self.single_valued.push(permitted == Some(1));
+                self.permitted.push(permitted);
                 self.interned.insert(key, id);
                 id
             }
@@ -942,37 +1098,44 @@ impl DataTree {
             (true, true) => Ended::Passing,
         };
         let first_new = self.nodes.len() as NodeId;
-        self.nodes.reserve(count);
-        path.reserve(count);
-        // The node for tail choice `c` (`at` for the first): its choice's
-        // value, kind and exhaustion, its child the next node.
-        let mut current = at;
-        for c in start..end {
-            let index = (base + c) as usize;
-            let kind = self.tail_kinds[index];
-            let value = self.tail_value(index).into_owned();
-            let made = TreeNode {
-                first: Some(value),
-                child: first_new + (c - start),
-                constraints: kind & ID_MASK,
-                exhausted_children: u32::from(c + 1 >= exhausted_from),
-                forcing: if kind & FORCED != 0 {
-                    Forcing::Forced
-                } else {
-                    Forcing::Free
-                },
-                below: Below::Plain,
-                ended: Ended::No,
-                exhausted: c >= exhausted_from,
-            };
-            path.push(current);
-            if c == start {
-                self.nodes[at as usize] = made;
+        let DataTree {
+            nodes,
+            tail_kinds,
+            tail_values,
+            tail_spilled,
+            ..
+        } = self;
+        // The node for tail choice `c` (`at` for the first, then the nodes
+        // from `first_new` on, in order): its choice's value, kind and
+        // exhaustion, its child the next node.
+        let made = |c: u32, kind: u32, word: u64| TreeNode {
+            first: Some(match TailWord::of(kind) {
+                TailWord::Integer => ChoiceValue::Integer(i128::from(word as i64)),
+                TailWord::Boolean => ChoiceValue::Boolean(word != 0),
+                TailWord::Float => ChoiceValue::Float(f64::from_bits(word)),
+                TailWord::Spilled => tail_spilled[word as usize].clone(),
+            }),
+            child: first_new + (c - start),
+            constraints: kind & ID_MASK,
+            exhausted_children: u32::from(c + 1 >= exhausted_from),
+            forcing: if kind & FORCED != 0 {
+                Forcing::Forced
             } else {
-                self.nodes.push(made);
-            }
-            current = first_new + (c - start);
-        }
+                Forcing::Free
+            },
+            below: Below::Plain,
+            ended: Ended::No,
+            exhausted: c >= exhausted_from,
+        };
+        let range = (base + start) as usize..(base + end) as usize;
+        let (kinds, words) = (&tail_kinds[range.clone()], &tail_values[range]);
+        nodes[at as usize] = made(start, kinds[0], words[0]);
+        nodes.extend((1..count).map(|k| made(start + k as u32, kinds[k], words[k])));
+        // Each node is passed on the way: `at`, then the new ones but the
+        // last (the last choice's node, where the rest goes on).
+        path.push(at);
+        path.extend(first_new..first_new + count as u32 - 1);
+        let current = first_new + count as u32 - 1;
         // The rest: the tail from choice `end` on, or where its test case
         // ended (or was cut short).
         let mut rest = TreeNode::new();
@@ -1152,6 +1315,36 @@ impl DataTree {
                 if self.node(at).below == Below::Tail {
                     self.expand(at);
                 }
+                continue;
+            }
+            // A node with one child, that of the value made here, under the
+            // same kind of constraints (a node along the path of an earlier
+            // test case, the mutations' base): passed in line, what the
+            // steps below would do for it.
+            let here = &self.nodes[at as usize];
+            let node = &nodes[i];
+            if here.below == Below::Plain
+                && let Some(first) = &here.first
+                && *first == node.value
+                && let Some(previous) = self.constraints.get(here.constraints as usize)
+                && match (previous, &node.constraints) {
+                    (Constraints::Integer(a), Constraints::Integer(b)) => a == b,
+                    (Constraints::Boolean { .. }, Constraints::Boolean { .. }) => true,
+                    (a, b) => same_kind(a, b),
+                }
+            {
+                // Forced again, to the only child's value: still forced.
+                let forcing = match (here.forcing, node.forced) {
+                    (Forcing::Unknown, false) => Forcing::Free,
+                    (Forcing::Unknown, true) => Forcing::Forced,
+                    (Forcing::Free, true) | (Forcing::Forced, false) => Forcing::Mixed,
+                    (other, _) => other,
+                };
+                let child = here.child;
+                path.push(at);
+                self.nodes[at as usize].forcing = forcing;
+                at = child;
+                i += 1;
                 continue;
             }
             // Not at a killed node: a tail's position says it is exhausted
@@ -1459,8 +1652,10 @@ impl DataTree {
         let permitted = match node.forcing {
             Forcing::Forced => Some(1),
             Forcing::Free => self
-                .constraints_of(Position::at(at))
-                .and_then(permitted_values),
+                .permitted
+                .get(self.known(Position::at(at)).constraints as usize)
+                .copied()
+                .flatten(),
             _ => None,
         };
         permitted.is_some_and(|n| u128::from(node.exhausted_children) >= n)
@@ -1510,6 +1705,36 @@ impl DataTree {
     pub fn runs_nothing_new(&self, choices: &[ChoiceValue]) -> bool {
         let (mut at, mut i) = (Position::at(0), 0usize);
         loop {
+            // A run of nodes with one child each (nothing ends there, not
+            // exhausted) that the choices follow: a forced choice, or a free
+            // one (not a boolean's, whose child's value was made under any
+            // boolean's constraints) that made the value offered. Passed in
+            // line, where the steps below would go.
+            while at.offset == 0
+                && let Some(value) = choices.get(i)
+            {
+                let node = &self.nodes[at.node as usize];
+                if node.below != Below::Plain || node.exhausted || node.ends_here() {
+                    break;
+                }
+                let (Some(first), Some(constraints)) =
+                    (&node.first, self.constraints.get(node.constraints as usize))
+                else {
+                    break;
+                };
+                let follows = match node.forcing {
+                    Forcing::Forced => true,
+                    Forcing::Free => {
+                        !matches!(constraints, Constraints::Boolean { .. }) && first == value
+                    }
+                    Forcing::Unknown | Forcing::Mixed => false,
+                };
+                if !follows {
+                    break;
+                }
+                at = Position::at(node.child);
+                i += 1;
+            }
             if let Some((tail, start)) = self.tail_of(at.node) {
                 // Inside a tail nothing ends and nothing is unknown: a forced
                 // choice goes on, a free one goes on when the value permitted
@@ -1524,7 +1749,16 @@ impl DataTree {
                     let kind = self.tail_kinds[word];
                     // (The tail's own value is permitted there: checked
                     // first, it spares the test of the constraints.)
-                    if kind & FORCED == 0 && !self.tail_value_is(word, &choices[i]) {
+                    let same = match (TailWord::of(kind), &choices[i]) {
+                        (TailWord::Integer, ChoiceValue::Integer(v)) => {
+                            i128::from(self.tail_values[word] as i64) == *v
+                        }
+                        (TailWord::Boolean, ChoiceValue::Boolean(v)) => {
+                            (self.tail_values[word] != 0) == *v
+                        }
+                        (_, value) => self.tail_value_is(word, value),
+                    };
+                    if kind & FORCED == 0 && !same {
                         if !self.constraints[(kind & ID_MASK) as usize].permits(&choices[i]) {
                             break;
                         }
@@ -1879,6 +2113,77 @@ mod tests {
             }
             assert!(!tree.prefix_is_exhausted(&[i(0)]), "compress {compress}");
         }
+    }
+
+    /// Values other than integers in a word are kept with their hashes:
+    /// the map holds its children in the order a map hashing each value
+    /// would (what the tree's walks meet first depends on it), and finds
+    /// each of them.
+    #[test]
+    fn other_children_keep_the_order_of_a_map_of_values() {
+        let value = |k: u32| match k % 4 {
+            0 => ChoiceValue::String((0..=k % 13).map(|c| c + k).collect()),
+            1 => ChoiceValue::Bytes(k.to_le_bytes().repeat(1 + (k % 7) as usize)),
+            2 => ChoiceValue::Float(f64::from(k) / 3.0),
+            _ => ChoiceValue::Integer(i128::MAX - i128::from(k)),
+        };
+        let mut children = ChildMap::default();
+        let mut plain: HashMap<ChoiceValue, NodeId, FixedState> = HashMap::default();
+        for k in 0..3000u32 {
+            let v = value(k);
+            // Half through the entry (numbers make room first, as a map's
+            // entry does), half by insertion.
+            if k % 2 == 0 {
+                let cheap = !matches!(v, ChoiceValue::String(_) | ChoiceValue::Bytes(_));
+                assert_eq!(children.entry(&v, true, cheap, || k), Some(k));
+                assert_eq!(children.entry(&v, false, cheap, || 0), Some(k));
+            } else {
+                children.insert(v.clone(), k);
+            }
+            plain.insert(v, k);
+        }
+        assert_eq!(children.entry(&value(3001), false, true, || 0), None);
+        plain.reserve(1);
+        let ours: Vec<(ChoiceValue, NodeId)> =
+            children.iter().map(|(v, c)| (v.into_owned(), c)).collect();
+        let theirs: Vec<(ChoiceValue, NodeId)> =
+            plain.iter().map(|(v, &c)| (v.clone(), c)).collect();
+        assert_eq!(ours, theirs);
+        for k in 0..3000u32 {
+            assert_eq!(children.get(&value(k)), Some(k), "{k}");
+        }
+        assert_eq!(children.get(&value(3001)), None);
+        assert_eq!(children.len(), 3000);
+    }
+
+    /// One string per test case: a node branching by strings records each
+    /// new one once and tells repeats apart, as a full tree still does for
+    /// strings it holds.
+    #[test]
+    fn string_children_are_recorded_once() {
+        let string = |v: &str| ChoiceNode {
+            constraints: Constraints::String {
+                alphabet: Arc::new(crate::charset::CharSet::from_intervals(vec![(0, 0x10ffff)])),
+                size: crate::choice::SizeConstraints {
+                    min_size: 0,
+                    max_size: 10,
+                },
+            },
+            value: ChoiceValue::String(v.chars().map(u32::from).collect()),
+            forced: false,
+        };
+        let mut tree = DataTree {
+            max_nodes: 8,
+            ..DataTree::default()
+        };
+        for v in ["a", "b", "c", "d", "e", "f", "g", "h", "i"] {
+            assert!(tree.record(&[string(v)], true, &[]).unwrap(), "{v}");
+        }
+        assert!(!tree.record(&[string("b")], true, &[]).unwrap());
+        assert!(tree.prefix_is_exhausted(&[ChoiceValue::String(vec![u32::from('c')])]));
+        // Past the full tree's size, a string is new every time.
+        assert!(tree.record(&[string("i")], true, &[]).unwrap());
+        assert!(!tree.prefix_is_exhausted(&[ChoiceValue::String(vec![u32::from('i')])]));
     }
 
     #[test]
