@@ -427,23 +427,19 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         let ended =
             data.status != Some(Status::Overrun) || data.max_choices() >= self.settings.max_choices;
         // A discarded span (a rejected filter attempt) kills the branch it
-        // stopped at.
-        let kills: Vec<usize> = data
-            .spans
-            .iter()
-            .filter(|span| span.discarded)
-            .map(|span| span.end)
-            .collect();
-        // Independent streams may race on state they share (a pool two
-        // threads draw from): what follows the first is not the test's to
-        // keep the same.
-        let streams_from = data
-            .spans
-            .iter()
-            .filter(|span| span.label == crate::data::labels::STREAM)
-            .map(|span| span.start)
-            .min()
-            .unwrap_or(usize::MAX);
+        // stopped at. Independent streams may race on state they share (a
+        // pool two threads draw from): what follows the first is not the
+        // test's to keep the same. (Both from one pass over the spans.)
+        let mut kills: Vec<usize> = Vec::new();
+        let mut streams_from = usize::MAX;
+        for span in &data.spans {
+            if span.discarded {
+                kills.push(span.end);
+            }
+            if span.label == crate::data::labels::STREAM {
+                streams_from = streams_from.min(span.start);
+            }
+        }
         match self
             .tree
             .record_streams(&data.nodes, ended, &kills, streams_from)
