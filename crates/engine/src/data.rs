@@ -94,7 +94,7 @@ enum Mode {
 
 /// The state of one test case.
 pub struct TestData {
-    prefix: Vec<ChoiceValue>,
+    prefix: Values,
     mode: Mode,
     /// Values to generate next, in order (a copy of an earlier element's
     /// choices; see [`Collection::more`]), while they fit their constraints.
@@ -265,7 +265,7 @@ impl TestData {
 
     fn new(prefix: Vec<ChoiceValue>, mode: Mode, max_choices: usize) -> TestData {
         TestData {
-            prefix,
+            prefix: Values::from_vec(prefix),
             mode,
             splice: std::collections::VecDeque::new(),
             nodes: Nodes::default(),
@@ -299,10 +299,10 @@ impl TestData {
     /// old prefix's vector, emptied.
     pub fn restart_generating(
         &mut self,
-        prefix: Vec<ChoiceValue>,
+        prefix: Values,
         source: Source,
         max_choices: usize,
-    ) -> Vec<ChoiceValue> {
+    ) -> Values {
         // Every field, so that one added later is not forgotten here.
         let TestData {
             prefix: old_prefix,
@@ -330,7 +330,7 @@ impl TestData {
             spare_copy_sources: _,
         } = self;
         let mut old_prefix = std::mem::replace(old_prefix, prefix);
-        old_prefix.clear();
+        old_prefix.clear_all();
         *mode = Mode::Generate(source);
         splice.clear();
         nodes.clear_all();
@@ -356,9 +356,9 @@ impl TestData {
 
     /// Takes the prefix's vector, emptied (for the caller to build the next
     /// test case's prefix in).
-    pub fn take_prefix(&mut self) -> Vec<ChoiceValue> {
+    pub fn take_prefix(&mut self) -> Values {
         let mut prefix = std::mem::take(&mut self.prefix);
-        prefix.clear();
+        prefix.clear_all();
         prefix
     }
 
@@ -1060,6 +1060,94 @@ impl From<Vec<ChoiceNode>> for Nodes {
     }
 }
 
+/// A vector of choice values (a test case's prefix, a mutation's choices)
+/// that knows whether any of them may own memory, as [`Nodes`] does: a
+/// mutation's prefix copies every choice of the test case it mutates
+/// (hundreds, nearly all numbers and booleans), and emptying it for the
+/// next test case skips the values' destructors without looking at each.
+///
+/// Reads go through `Deref` to the vector; any change through `DerefMut`
+/// marks it as maybe owning memory. Only [`Values::append_with`], whose
+/// writer says whether it appended a value that owns memory, keeps the
+/// mark clear. The mark travels with the vector.
+#[derive(Clone, Debug, Default)]
+pub struct Values {
+    vec: Vec<ChoiceValue>,
+    /// False only when no value owns memory ([`ChoiceValue::owns_nothing`]).
+    may_own: bool,
+}
+
+impl Values {
+    /// Values of `vec` (which may own memory).
+    pub fn from_vec(vec: Vec<ChoiceValue>) -> Values {
+        Values { vec, may_own: true }
+    }
+
+    /// The vector of values.
+    pub fn into_vec(self) -> Vec<ChoiceValue> {
+        self.vec
+    }
+
+    /// Whether a value may own memory (false only when none does).
+    #[cfg(test)]
+    pub(crate) fn may_own(&self) -> bool {
+        self.may_own
+    }
+
+    /// Appends values by `write`, which returns whether it appended one
+    /// that may own memory (false only when none does).
+    #[inline]
+    pub fn append_with(&mut self, write: impl FnOnce(&mut Vec<ChoiceValue>) -> bool) {
+        // Marked first: should `write` panic midway, what it appended is
+        // still dropped properly.
+        let may_own = self.may_own;
+        self.may_own = true;
+        let owns = write(&mut self.vec);
+        self.may_own = may_own || owns;
+    }
+
+    /// Empties it, keeping its allocation; the destructors run only when a
+    /// value may own memory.
+    #[inline]
+    pub fn clear_all(&mut self) {
+        if self.may_own {
+            self.vec.clear();
+            self.may_own = false;
+        } else {
+            debug_assert!(self.vec.iter().all(ChoiceValue::owns_nothing));
+            // SAFETY: a length of zero exposes no element, initialised or
+            // not; and no value let go of without its destructor owns
+            // memory (`may_own` is false: every value came from a write
+            // that said so), so nothing leaks.
+            unsafe { self.vec.set_len(0) }
+        }
+    }
+}
+
+impl std::ops::Deref for Values {
+    type Target = Vec<ChoiceValue>;
+
+    #[inline]
+    fn deref(&self) -> &Vec<ChoiceValue> {
+        &self.vec
+    }
+}
+
+impl std::ops::DerefMut for Values {
+    /// Whatever the caller does with the vector, its values may own memory after.
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Vec<ChoiceValue> {
+        self.may_own = true;
+        &mut self.vec
+    }
+}
+
+impl From<Vec<ChoiceValue>> for Values {
+    fn from(vec: Vec<ChoiceValue>) -> Values {
+        Values::from_vec(vec)
+    }
+}
+
 /// Sizing of a variable-length collection by a sequence of "one more?" choices.
 ///
 /// The expected size is `average_size`; below `min_size` the choice is forced
@@ -1611,6 +1699,48 @@ mod tests {
         }
     }
 
+    /// A vector of values is emptied without its destructors only while
+    /// every write into it said it owns nothing; one through `DerefMut`, a
+    /// write that owns memory, or a vector from outside runs them (under
+    /// Miri a value let go of without its destructor is a leak).
+    #[test]
+    fn values_free_what_they_own() {
+        let mut values = Values::default();
+        values.append_with(|v| {
+            v.extend([ChoiceValue::Integer(3), ChoiceValue::Boolean(true)]);
+            false
+        });
+        assert!(!values.may_own);
+        values.clear_all();
+        assert!(values.is_empty() && !values.may_own);
+        values.append_with(|v| {
+            v.push(ChoiceValue::Bytes(vec![1, 2]));
+            true
+        });
+        // A later write that owns nothing keeps the mark.
+        values.append_with(|v| {
+            v.push(ChoiceValue::Float(1.5));
+            false
+        });
+        assert!(values.may_own && values.len() == 2);
+        values.clear_all();
+        assert!(values.is_empty() && !values.may_own);
+        values.push(ChoiceValue::String(vec![0x41]));
+        assert!(values.may_own);
+        let moved = std::mem::take(&mut values);
+        assert!(moved.may_own && !values.may_own);
+        let mut outside = Values::from(vec![ChoiceValue::Bytes(vec![9])]);
+        assert!(outside.may_own);
+        outside.clear_all();
+        assert_eq!(moved.into_vec(), vec![ChoiceValue::String(vec![0x41])]);
+        // Through a restart, a prefix from outside is freed too.
+        let mut data =
+            TestData::generating(vec![ChoiceValue::Bytes(vec![7])], Source::from_seed(1), 10);
+        let old = data.restart_generating(Values::default(), Source::from_seed(2), 10);
+        assert!(old.is_empty() && !old.may_own);
+        assert!(data.take_prefix().is_empty());
+    }
+
     /// A restarted test case lets go of its nodes' memory (strings, bytes,
     /// shared wide integer bounds) whether they were drawn or put there from
     /// outside, and of nodes that own nothing without their destructors:
@@ -1646,7 +1776,7 @@ mod tests {
                 _ => {}
             }
             assert_eq!(data.nodes.may_own, round < 3);
-            let old = data.restart_generating(Vec::new(), Source::from_seed(round), 100);
+            let old = data.restart_generating(Values::default(), Source::from_seed(round), 100);
             assert!(old.is_empty());
             assert!(data.nodes.is_empty() && !data.nodes.may_own);
         }
@@ -1657,7 +1787,7 @@ mod tests {
         assert!(taken.may_own && !data.nodes.may_own);
         std::mem::swap(&mut *data.nodes, &mut *taken);
         assert!(data.nodes.may_own);
-        data.restart_generating(Vec::new(), Source::from_seed(9), 100);
+        data.restart_generating(Values::default(), Source::from_seed(9), 100);
         taken.clear_all();
         assert!(data.nodes.is_empty() && taken.is_empty());
     }

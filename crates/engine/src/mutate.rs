@@ -10,7 +10,7 @@
 //! integers) drawn alike become equal even when the client opened no span.
 
 use crate::choice::{ChoiceNode, ChoiceValue, Constraints};
-use crate::data::Span;
+use crate::data::{Span, Values};
 use crate::random::Source;
 use crate::tree::same_kind;
 
@@ -37,7 +37,7 @@ pub struct MutationScratch {
     alike: Vec<usize>,
     /// A vector for the next mutation's choices (a caller that drops a
     /// mutation may put its vector back here).
-    pub spare: Vec<ChoiceValue>,
+    pub spare: Values,
 }
 
 /// Choices for a test case like `nodes` but with one span's (or one
@@ -48,7 +48,7 @@ pub fn copy_onto_equal_label(
     nodes: &[ChoiceNode],
     spans: &[Span],
     source: &mut Source,
-) -> Option<Vec<ChoiceValue>> {
+) -> Option<Values> {
     copy_onto_equal_label_with(&mut MutationScratch::default(), nodes, spans, source)
 }
 
@@ -58,7 +58,7 @@ pub fn copy_onto_equal_label_with(
     nodes: &[ChoiceNode],
     spans: &[Span],
     source: &mut Source,
-) -> Option<Vec<ChoiceValue>> {
+) -> Option<Values> {
     let limit = nodes.len().min(MAX_NODES);
     let MutationScratch {
         groups,
@@ -168,9 +168,11 @@ pub fn copy_onto_equal_label_with(
             continue;
         };
         let mut out = std::mem::take(spare);
-        out.clear();
-        out.reserve(nodes.len());
-        copy.write(nodes, &mut out);
+        out.clear_all();
+        out.append_with(|out| {
+            out.reserve(nodes.len());
+            copy.write(nodes, out)
+        });
         return Some(out);
     }
     None
@@ -211,9 +213,11 @@ impl Copy {
         })
     }
 
-    /// Appends the test case's choices, with the copy made, to `out`.
-    fn write(&self, nodes: &[ChoiceNode], out: &mut Vec<ChoiceValue>) {
+    /// Appends the test case's choices, with the copy made, to `out`;
+    /// whether one of them owns memory.
+    fn write(&self, nodes: &[ChoiceNode], out: &mut Vec<ChoiceValue>) -> bool {
         let replacement = &nodes[self.copied.0..self.copied.1];
+        let mut owns = false;
         for range in [
             &nodes[..self.first.0],
             replacement,
@@ -221,19 +225,22 @@ impl Copy {
             replacement,
             &nodes[self.second.1..],
         ] {
-            extend_values(out, range);
+            owns |= extend_values(out, range);
         }
+        owns
     }
 }
 
 /// Appends the values of `nodes` to `out`: each written into the vector's
 /// room, those that own nothing (numbers and booleans, nearly all) copied
 /// bit for bit rather than matched variant by variant (a mutation copies
-/// every choice of the test case it mutates).
+/// every choice of the test case it mutates). Whether one of them owns
+/// memory.
 #[inline]
-fn extend_values(out: &mut Vec<ChoiceValue>, nodes: &[ChoiceNode]) {
+fn extend_values(out: &mut Vec<ChoiceValue>, nodes: &[ChoiceNode]) -> bool {
     out.reserve(nodes.len());
     let len = out.len();
+    let mut owns = false;
     for (slot, node) in out.spare_capacity_mut().iter_mut().zip(nodes) {
         // SAFETY: the bytes are copied into the room, not yet a value of the
         // vector's; a value that owns nothing holds no pointer, so its
@@ -243,11 +250,13 @@ fn extend_values(out: &mut Vec<ChoiceValue>, nodes: &[ChoiceNode]) {
         unsafe { std::ptr::copy_nonoverlapping(&node.value, slot.as_mut_ptr(), 1) };
         if !node.value.owns_nothing() {
             slot.write(node.value.clone());
+            owns = true;
         }
     }
     // SAFETY: the loop initialised the `nodes.len()` elements past `len`
     // (the room reserved above holds them all).
     unsafe { out.set_len(len + nodes.len()) }
+    owns
 }
 
 /// Sets `alike` to the indices of the choices of `nodes` not forced, other
@@ -477,7 +486,12 @@ mod tests {
             let mut source = expected_source.clone();
             let expected = reference(&nodes, &spans, &mut expected_source);
             let got = copy_onto_equal_label_with(&mut scratch, &nodes, &spans, &mut source);
-            assert_eq!(got, expected, "seed {seed}");
+            assert_eq!(got.as_deref(), expected.as_ref(), "seed {seed}");
+            if let Some(got) = &got {
+                // Marked as owning memory exactly when a value does.
+                let owns = got.iter().any(|v| !v.owns_nothing());
+                assert_eq!(got.may_own(), owns, "seed {seed}");
+            }
             assert_eq!(
                 source.below(1 << 40),
                 expected_source.below(1 << 40),
@@ -506,8 +520,10 @@ mod tests {
             node(ChoiceValue::Float(-0.0)),
         ];
         let mut out = vec![ChoiceValue::Integer(7)];
-        extend_values(&mut out, &nodes);
-        extend_values(&mut out, &nodes[1..2]);
+        assert!(extend_values(&mut out, &nodes));
+        assert!(extend_values(&mut out, &nodes[1..2]));
+        assert!(!extend_values(&mut out, &nodes[2..3]));
+        out.pop();
         let mut expected = vec![ChoiceValue::Integer(7)];
         expected.extend(nodes.iter().map(|n| n.value.clone()));
         expected.push(nodes[1].value.clone());
@@ -528,7 +544,7 @@ mod tests {
         for _ in 0..200 {
             let out = copy_onto_equal_label(&nodes, &spans, &mut source).expect("a mutation");
             assert_eq!(out.len(), 5);
-            seen.insert(out);
+            seen.insert(out.into_vec());
         }
         let i = |v: &[i128]| {
             v.iter()
@@ -557,7 +573,7 @@ mod tests {
         let nodes = [int(1), string.clone()];
         let mut source = Source::from_seed(2);
         for _ in 0..50 {
-            assert_eq!(copy_onto_equal_label(&nodes, &[], &mut source), None);
+            assert!(copy_onto_equal_label(&nodes, &[], &mut source).is_none());
         }
         let mut other = string.clone();
         other.value = ChoiceValue::String(vec![0x42; 9]);

@@ -739,7 +739,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         let small_limit = (5 * self.simplest_length + 10).min(self.settings.max_choices);
         // With targets, half the budget goes to hill-climbing afterwards.
         let mut consecutive_duplicates = 0u32;
-        let mut mutation: Option<Vec<ChoiceValue>> = None;
+        let mut mutation: Option<crate::data::Values> = None;
         let mut chain: Option<MutationChain> = None;
         // The vectors of the last chain that ended, for the next to take.
         let mut spare: Option<(Nodes, Vec<Span>)> = None;
@@ -783,7 +783,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             // value combined with the bounds' simplest ones (`(15, 0)`, a
             // float bound then 0.0) is tried on purpose, not by chance.
             if small && !is_mutation && !prefix.is_empty() && !self.tree.replay_is_known(&prefix) {
-                let mut zero = TestData::replaying(prefix.clone(), max_choices);
+                let mut zero = TestData::replaying(prefix.to_vec(), max_choices);
                 zero.stamped = self.nondeterministic();
                 self.execute(&mut zero);
                 if self.stopped() {
