@@ -1009,6 +1009,21 @@ impl Nodes {
         self.vec
     }
 
+    /// Whether no node owns memory, as marked: when true, every node is
+    /// sure to own nothing (unsafe code may rely on it: the mark is set by
+    /// any push that may own memory and any `&mut` use of the vector, and
+    /// cleared only with the vector emptied).
+    #[inline]
+    pub fn owns_nothing(&self) -> bool {
+        !self.may_own
+    }
+
+    /// Nodes of `vec`, marked as owning nothing when none does (a scan).
+    pub fn scanned(vec: Vec<ChoiceNode>) -> Nodes {
+        let may_own = !vec.iter().all(ChoiceNode::owns_nothing);
+        Nodes { vec, may_own }
+    }
+
     /// Empties it, keeping its allocation; the destructors run only when a
     /// node may own memory.
     #[inline]
