@@ -97,7 +97,8 @@ unsafe fn copy_onto(
         spare,
     } = scratch;
     // The spans a copy may take: whole, not discarded, within the limit.
-    let takes = |span: &&Span| !span.discarded && span.start < span.end && span.end <= limit;
+    // Tested without branches (`&`, not `&&`): nearly every span is taken.
+    let takes = |span: &&Span| !span.discarded & (span.start < span.end) & (span.end <= limit);
     // The labels with two spans or more, in label order: the groups a pair
     // is drawn from. A test case has few distinct labels (a state machine's
     // steps, a list's elements), so they are counted by a linear search,
