@@ -94,7 +94,7 @@ enum Mode {
 
 /// The state of one test case.
 pub struct TestData {
-    prefix: Vec<ChoiceValue>,
+    prefix: Values,
     mode: Mode,
     /// Values to generate next, in order (a copy of an earlier element's
     /// choices; see [`Collection::more`]), while they fit their constraints.
@@ -223,6 +223,10 @@ pub const MAX_STREAM_DEPTH: usize = 100;
 /// The largest number of choices one test case may make.
 pub const DEFAULT_MAX_CHOICES: usize = 8 * 1024;
 
+/// The largest serialized size of one integer choice
+/// ([`ChoiceValue::serialized_size`] of `i128::MIN`).
+const MAX_INTEGER_SIZE: usize = 18;
+
 /// The largest serialized size of one test case's choices, in bytes as
 /// Hypothesis counts them (its `BUFFER_SIZE`, the "maximum allowed entropy"):
 /// 500 strings of 50 characters overrun it, though they are 500 choices.
@@ -261,7 +265,7 @@ impl TestData {
 
     fn new(prefix: Vec<ChoiceValue>, mode: Mode, max_choices: usize) -> TestData {
         TestData {
-            prefix,
+            prefix: Values::from_vec(prefix),
             mode,
             splice: std::collections::VecDeque::new(),
             nodes: Nodes::default(),
@@ -295,10 +299,10 @@ impl TestData {
     /// old prefix's vector, emptied.
     pub fn restart_generating(
         &mut self,
-        prefix: Vec<ChoiceValue>,
+        prefix: Values,
         source: Source,
         max_choices: usize,
-    ) -> Vec<ChoiceValue> {
+    ) -> Values {
         // Every field, so that one added later is not forgotten here.
         let TestData {
             prefix: old_prefix,
@@ -326,7 +330,7 @@ impl TestData {
             spare_copy_sources: _,
         } = self;
         let mut old_prefix = std::mem::replace(old_prefix, prefix);
-        old_prefix.clear();
+        old_prefix.clear_all();
         *mode = Mode::Generate(source);
         splice.clear();
         nodes.clear_all();
@@ -352,9 +356,9 @@ impl TestData {
 
     /// Takes the prefix's vector, emptied (for the caller to build the next
     /// test case's prefix in).
-    pub fn take_prefix(&mut self) -> Vec<ChoiceValue> {
+    pub fn take_prefix(&mut self) -> Values {
         let mut prefix = std::mem::take(&mut self.prefix);
-        prefix.clear();
+        prefix.clear_all();
         prefix
     }
 
@@ -616,22 +620,31 @@ impl TestData {
         value: ChoiceValue,
         forced: bool,
     ) -> Result<&ChoiceValue, StopTest> {
+        self.push_choice_with::<true>(value, forced, || constraints)
+    }
+
+    /// [`TestData::push_choice`], with the constraints made by `constraints`
+    /// once there is room for the node. `CHECKED` false leaves out the
+    /// size limit's check, for a caller that has made sure the value fits
+    /// ([`Collection::integers`]' elements within the budgets).
+    #[inline(always)]
+    fn push_choice_with<const CHECKED: bool>(
+        &mut self,
+        value: ChoiceValue,
+        forced: bool,
+        constraints: impl FnOnce() -> Constraints,
+    ) -> Result<&ChoiceValue, StopTest> {
         let size = value.serialized_size();
-        if self.length + size > self.max_length {
+        if CHECKED && self.length + size > self.max_length {
             self.conclude(Status::Overrun, None);
             return Err(StopTest);
         }
+        debug_assert!(self.length + size <= self.max_length);
         self.length += size;
         if let ChoiceValue::Integer(v) = value
             && self.recent_integers.len() < 16
         {
             self.recent_integers.push(v);
-        }
-        // Whether the node may own memory, from its parts before they are
-        // written (in line, where their kinds are mostly known: nothing is
-        // left to test for a boolean, the compact form's kind for an integer).
-        if !(constraints.owns_nothing() && value.owns_nothing()) {
-            self.nodes.may_own = true;
         }
         // The node is written straight into the vector's room, field by
         // field: a `push` of it builds it on the stack twice (around the call
@@ -640,13 +653,22 @@ impl TestData {
         if nodes.len() == nodes.capacity() {
             nodes.reserve(1);
         }
+        let constraints = constraints();
+        // Whether the node may own memory, from its parts before they are
+        // written (in line, where their kinds are mostly known: nothing is
+        // left to test for a boolean, the compact form's kind for an integer).
+        if !(constraints.owns_nothing() && value.owns_nothing()) {
+            self.nodes.may_own = true;
+        }
+        let nodes = &mut self.nodes.vec;
         let index = nodes.len();
-        let slot = nodes.spare_capacity_mut()[0].as_mut_ptr();
-        // SAFETY: `slot` points to the first spare element, in the vector's
-        // allocation and not aliased; each field is written in place (no
-        // node is built elsewhere and copied), so after the three writes the
-        // element is initialised, and so are the first `index + 1`.
+        // SAFETY: `slot` points to the first spare element (`index` is below
+        // the capacity, reserved above), in the vector's allocation and not
+        // aliased; each field is written in place (no node is built
+        // elsewhere and copied), so after the three writes the element is
+        // initialised, and so are the first `index + 1`.
         unsafe {
+            let slot = nodes.as_mut_ptr().add(index);
             std::ptr::addr_of_mut!((*slot).constraints).write(constraints);
             std::ptr::addr_of_mut!((*slot).value).write(value);
             std::ptr::addr_of_mut!((*slot).forced).write(forced);
@@ -730,19 +752,9 @@ impl TestData {
         self.prefix.get(self.nodes.len())
     }
 
-    /// `c` as a choice records it: in line when it fits, else shared with
-    /// the last choice drawn on this thread with the same wide constraints.
-    #[inline]
-    fn compact_integer(&mut self, c: &IntegerConstraints) -> CompactIntegerConstraints {
-        match CompactIntegerConstraints::narrow(c) {
-            Some(narrow) => narrow,
-            None => wide_integer(c),
-        }
-    }
-
     /// Draws an integer.
     pub fn draw_integer(&mut self, c: IntegerConstraints) -> Result<i128, StopTest> {
-        self.draw_integer_with(&c, |data| data.compact_integer(&c))
+        self.draw_integer_with::<true>(&c, || compact_integer(&c))
     }
 
     /// Draws an integer with constraints prepared for it (a schema's, or a
@@ -754,56 +766,74 @@ impl TestData {
         &mut self,
         c: &PreparedIntegerConstraints,
     ) -> Result<i128, StopTest> {
-        self.draw_integer_with(c.constraints(), |_| c.compact().clone())
+        self.draw_integer_with::<true>(c.constraints(), || c.compact().clone())
+    }
+
+    /// [`TestData::draw_prepared_integer`] for a caller that has made sure
+    /// the test case is running, below its choice budget, and has room for
+    /// [`MAX_INTEGER_SIZE`] more of its size limit: the same choice,
+    /// without those checks.
+    #[inline(always)]
+    fn draw_prepared_integer_in_budget(
+        &mut self,
+        c: &PreparedIntegerConstraints,
+    ) -> Result<i128, StopTest> {
+        debug_assert!(self.is_active() && self.nodes.len() < self.max_choices);
+        debug_assert!(self.length + MAX_INTEGER_SIZE <= self.max_length);
+        self.draw_integer_with::<false>(c.constraints(), || c.compact().clone())
     }
 
     /// Draws an integer under `c`, recorded with `compact()`'s form of it.
+    /// `CHECKED` false leaves out the checks of the test case's state and
+    /// budgets ([`TestData::draw_prepared_integer_in_budget`]).
     #[inline(always)]
-    fn draw_integer_with(
+    fn draw_integer_with<const CHECKED: bool>(
         &mut self,
         c: &IntegerConstraints,
-        compact: impl FnOnce(&mut TestData) -> CompactIntegerConstraints,
+        compact: impl FnOnce() -> CompactIntegerConstraints,
     ) -> Result<i128, StopTest> {
         // The common cases first: a fresh draw, which is always permitted,
         // and a replayed value that fits (as `choose` makes them); both are
         // recorded by the one push below.
-        let v = if self.is_active()
-            && self.nodes.len() < self.max_choices
-            && let Some((source, recent)) = self.fresh_source()
-        {
+        let in_budget = !CHECKED || (self.is_active() && self.nodes.len() < self.max_choices);
+        let v = if in_budget && let Some((source, recent)) = self.fresh_source() {
             let v = crate::random::integer_value(source, c, recent);
             debug_assert!(c.permits(v), "{v} under {c:?}");
             v
-        } else if let Some(&ChoiceValue::Integer(v)) = self.prefix_value()
-            && c.permits(v)
+        } else if let Some(&ChoiceValue::Integer(v)) = if CHECKED {
+            self.prefix_value()
+        } else {
+            self.prefix.get(self.nodes.len())
+        } && c.permits(v)
         {
             self.splice.pop_front();
             v
-        } else if let Some(v) = self.spliced_integer(c) {
+        } else if let Some(v) = self.spliced_integer::<CHECKED>(c) {
             v
         } else {
-            let compact = compact(self);
-            return match self.choose(Constraints::Integer(compact), None, crate::random::integer)? {
+            return match self.choose(
+                Constraints::Integer(compact()),
+                None,
+                crate::random::integer,
+            )? {
                 ChoiceValue::Integer(v) => Ok(*v),
                 _ => unreachable!("integer constraints produce integers"),
             };
         };
-        let compact = compact(self);
-        self.push_choice(
-            Constraints::Integer(compact),
-            ChoiceValue::Integer(v),
-            false,
-        )?;
+        self.push_choice_with::<CHECKED>(ChoiceValue::Integer(v), false, || {
+            Constraints::Integer(compact())
+        })?;
         Ok(v)
     }
 
     /// The next spliced value (a copy of an earlier element's choices: see
     /// [`Collection::more`]), taken as [`TestData::choose`] takes it while
     /// generating past the prefix, when it is an integer `c` permits.
+    /// (`CHECKED` false: the caller has checked the test case's state and
+    /// budget.)
     #[inline(always)]
-    fn spliced_integer(&mut self, c: &IntegerConstraints) -> Option<i128> {
-        if !self.is_active()
-            || self.nodes.len() >= self.max_choices
+    fn spliced_integer<const CHECKED: bool>(&mut self, c: &IntegerConstraints) -> Option<i128> {
+        if (CHECKED && (!self.is_active() || self.nodes.len() >= self.max_choices))
             || self.nodes.len() < self.prefix.len()
         {
             return None;
@@ -823,7 +853,7 @@ impl TestData {
 
     /// Records a forced integer choice.
     pub fn force_integer(&mut self, c: IntegerConstraints, v: i128) -> Result<i128, StopTest> {
-        let compact = self.compact_integer(&c);
+        let compact = compact_integer(&c);
         self.choose(
             Constraints::Integer(compact),
             Some(ChoiceValue::Integer(v)),
@@ -927,6 +957,16 @@ std::thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// `c` as a choice records it: in line when it fits, else shared with
+/// the last choice drawn on this thread with the same wide constraints.
+#[inline]
+fn compact_integer(c: &IntegerConstraints) -> CompactIntegerConstraints {
+    match CompactIntegerConstraints::narrow(c) {
+        Some(narrow) => narrow,
+        None => wide_integer(c),
+    }
+}
+
 /// `c`, too wide to be held in line, behind an `Arc` shared with the last
 /// choice this thread drew with the same constraints.
 #[cold]
@@ -970,6 +1010,21 @@ impl Nodes {
     /// The vector of nodes.
     pub fn into_vec(self) -> Vec<ChoiceNode> {
         self.vec
+    }
+
+    /// Whether no node owns memory, as marked: when true, every node is
+    /// sure to own nothing (unsafe code may rely on it: the mark is set by
+    /// any push that may own memory and any `&mut` use of the vector, and
+    /// cleared only with the vector emptied).
+    #[inline]
+    pub fn owns_nothing(&self) -> bool {
+        !self.may_own
+    }
+
+    /// Nodes of `vec`, marked as owning nothing when none does (a scan).
+    pub fn scanned(vec: Vec<ChoiceNode>) -> Nodes {
+        let may_own = !vec.iter().all(ChoiceNode::owns_nothing);
+        Nodes { vec, may_own }
     }
 
     /// Empties it, keeping its allocation; the destructors run only when a
@@ -1020,6 +1075,94 @@ impl<'a> IntoIterator for &'a Nodes {
 impl From<Vec<ChoiceNode>> for Nodes {
     fn from(vec: Vec<ChoiceNode>) -> Nodes {
         Nodes::from_vec(vec)
+    }
+}
+
+/// A vector of choice values (a test case's prefix, a mutation's choices)
+/// that knows whether any of them may own memory, as [`Nodes`] does: a
+/// mutation's prefix copies every choice of the test case it mutates
+/// (hundreds, nearly all numbers and booleans), and emptying it for the
+/// next test case skips the values' destructors without looking at each.
+///
+/// Reads go through `Deref` to the vector; any change through `DerefMut`
+/// marks it as maybe owning memory. Only [`Values::append_with`], whose
+/// writer says whether it appended a value that owns memory, keeps the
+/// mark clear. The mark travels with the vector.
+#[derive(Clone, Debug, Default)]
+pub struct Values {
+    vec: Vec<ChoiceValue>,
+    /// False only when no value owns memory ([`ChoiceValue::owns_nothing`]).
+    may_own: bool,
+}
+
+impl Values {
+    /// Values of `vec` (which may own memory).
+    pub fn from_vec(vec: Vec<ChoiceValue>) -> Values {
+        Values { vec, may_own: true }
+    }
+
+    /// The vector of values.
+    pub fn into_vec(self) -> Vec<ChoiceValue> {
+        self.vec
+    }
+
+    /// Whether a value may own memory (false only when none does).
+    #[cfg(test)]
+    pub(crate) fn may_own(&self) -> bool {
+        self.may_own
+    }
+
+    /// Appends values by `write`, which returns whether it appended one
+    /// that may own memory (false only when none does).
+    #[inline]
+    pub fn append_with(&mut self, write: impl FnOnce(&mut Vec<ChoiceValue>) -> bool) {
+        // Marked first: should `write` panic midway, what it appended is
+        // still dropped properly.
+        let may_own = self.may_own;
+        self.may_own = true;
+        let owns = write(&mut self.vec);
+        self.may_own = may_own || owns;
+    }
+
+    /// Empties it, keeping its allocation; the destructors run only when a
+    /// value may own memory.
+    #[inline]
+    pub fn clear_all(&mut self) {
+        if self.may_own {
+            self.vec.clear();
+            self.may_own = false;
+        } else {
+            debug_assert!(self.vec.iter().all(ChoiceValue::owns_nothing));
+            // SAFETY: a length of zero exposes no element, initialised or
+            // not; and no value let go of without its destructor owns
+            // memory (`may_own` is false: every value came from a write
+            // that said so), so nothing leaks.
+            unsafe { self.vec.set_len(0) }
+        }
+    }
+}
+
+impl std::ops::Deref for Values {
+    type Target = Vec<ChoiceValue>;
+
+    #[inline]
+    fn deref(&self) -> &Vec<ChoiceValue> {
+        &self.vec
+    }
+}
+
+impl std::ops::DerefMut for Values {
+    /// Whatever the caller does with the vector, its values may own memory after.
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Vec<ChoiceValue> {
+        self.may_own = true;
+        &mut self.vec
+    }
+}
+
+impl From<Vec<ChoiceValue>> for Values {
+    fn from(vec: Vec<ChoiceValue>) -> Values {
+        Values::from_vec(vec)
     }
 }
 
@@ -1231,21 +1374,43 @@ impl Collection {
             && data.nodes.len() < data.max_choices
             && data.length < data.max_length
         {
-            self.close_element(data);
-            // As `force_boolean` records it (the splice is empty: closing
-            // the element emptied it), and can: there is room.
-            let start = data.nodes.len();
-            let _ = data.push_choice(
-                Constraints::Boolean { p: self.p_continue },
-                ChoiceValue::Boolean(true),
-                true,
-            );
-            self.count += 1;
-            self.element_start = Some(start);
-            self.maybe_copy_element(data);
+            self.forced_element(data);
             return Ok(true);
         }
         self.more_at_large(data)
+    }
+
+    /// Starts an element that the minimum size forces, in a test case that
+    /// is running, below its choice budget and below its size limit (what
+    /// [`Collection::more_at_large`] does then).
+    #[inline(always)]
+    fn forced_element(&mut self, data: &mut TestData) {
+        self.close_element(data);
+        // As `force_boolean` records it (the splice is empty: closing
+        // the element emptied it), and can: there is room (a boolean's
+        // size is 1).
+        let start = data.nodes.len();
+        let p = self.p_continue;
+        let _ = data.push_choice_with::<false>(ChoiceValue::Boolean(true), true, || {
+            Constraints::Boolean { p }
+        });
+        self.count += 1;
+        self.element_start = Some(start);
+        self.maybe_copy_element(data);
+    }
+
+    /// How many of the elements the minimum size still forces surely fit
+    /// the test case's budgets, each a forced boolean and one integer
+    /// ([`Collection::integers`]): none unless the next element would be
+    /// started by [`Collection::more_in_line`]'s forced case.
+    #[inline(always)]
+    fn forced_in_budget(&self, data: &TestData) -> usize {
+        if !self.scaled || self.finished || self.count >= self.min_size || data.status.is_some() {
+            return 0;
+        }
+        let by_choices = data.max_choices.saturating_sub(data.nodes.len()) / 2;
+        let by_length = data.max_length.saturating_sub(data.length) / (1 + MAX_INTEGER_SIZE);
+        (self.min_size - self.count).min(by_choices).min(by_length)
     }
 
     /// [`Collection::more`], every case.
@@ -1296,10 +1461,25 @@ impl Collection {
         c: &PreparedIntegerConstraints,
         mut each: impl FnMut(i128),
     ) -> Result<(), StopTest> {
-        while self.more_in_line(data)? {
+        loop {
+            // The elements the minimum size forces, as many as surely fit
+            // the test case's budgets (a list of fixed size: all but the
+            // first), without checks of those budgets: nothing they do can
+            // conclude the test case. The same choices as `more` and
+            // `draw_prepared_integer` make.
+            let forced = self.forced_in_budget(data);
+            if forced > 0 {
+                for _ in 0..forced {
+                    self.forced_element(data);
+                    each(data.draw_prepared_integer_in_budget(c)?);
+                }
+                continue;
+            }
+            if !self.more_in_line(data)? {
+                return Ok(());
+            }
             each(data.draw_prepared_integer(c)?);
         }
-        Ok(())
     }
 
     /// The last element was not kept (e.g. a duplicate in a unique collection).
@@ -1427,6 +1607,158 @@ fn solve_continue_probability(desired_extra: f64, max_extra: usize) -> f64 {
 mod tests {
     use super::*;
 
+    /// A test case of a prefix, a choice budget and a seed.
+    type Restart = fn(Vec<ChoiceValue>, usize, u64) -> TestData;
+
+    /// [`MAX_INTEGER_SIZE`] is the largest size an integer choice has.
+    #[test]
+    fn max_integer_size_is_the_largest() {
+        let sizes = [i128::MIN, i128::MAX, i128::from(i64::MIN), 0]
+            .map(|v| ChoiceValue::Integer(v).serialized_size());
+        assert_eq!(sizes.iter().max(), Some(&MAX_INTEGER_SIZE));
+    }
+
+    /// [`Collection::integers`] (whose forced elements within the budgets
+    /// skip the budgets' checks) makes the same choices, spans, values and
+    /// outcome as the general loop of `more` and `draw_prepared_integer`,
+    /// generating and replaying, also where a test case runs out of
+    /// choices or of size in the middle of a list.
+    #[test]
+    fn integers_loop_makes_the_general_loops_choices() {
+        let general = |data: &mut TestData, c: &PreparedIntegerConstraints, min, max| {
+            data.start_span(labels::COLLECTION);
+            let mut collection = Collection::new(min, max);
+            let mut out = Vec::new();
+            let result = (|| {
+                while collection.more(data)? {
+                    out.push(data.draw_prepared_integer(c)?);
+                }
+                Ok(())
+            })();
+            data.stop_span(false);
+            (result, out)
+        };
+        let fast = |data: &mut TestData, c: &PreparedIntegerConstraints, min, max| {
+            data.start_span(labels::COLLECTION);
+            let mut collection = Collection::new(min, max);
+            let mut out = Vec::new();
+            let result = collection.integers(data, c, |v| out.push(v));
+            data.stop_span(false);
+            (result, out)
+        };
+        let seen = |data: &TestData| {
+            (
+                format!("{:?}", &*data.nodes),
+                data.spans.clone(),
+                data.status,
+                data.length(),
+                data.misaligned,
+            )
+        };
+        let constraints = [
+            PreparedIntegerConstraints::new(IntegerConstraints::UNBOUNDED),
+            PreparedIntegerConstraints::new(IntegerConstraints::bounded(-3, 3)),
+            // Wide, 19 bytes an element: 600 overrun the size limit.
+            PreparedIntegerConstraints::new(IntegerConstraints::bounded(i128::MIN, i128::MIN + 9)),
+        ];
+        let sizes = [
+            (0, None),
+            (3, Some(3)),
+            (100, Some(100)),
+            (20, Some(40)),
+            (600, None),
+        ];
+        // Under Miri (for the unsafe writes of the nodes), a few: small
+        // lists, overrunning the choice budget, and one seed.
+        let (sizes, budgets, seeds) = if cfg!(miri) {
+            (&sizes[1..2], &[7, 201][..], 1)
+        } else {
+            (&sizes[..], &[7, 50, 201, DEFAULT_MAX_CHOICES][..], 6)
+        };
+        for c in &constraints {
+            for &(min, max) in sizes {
+                for &max_choices in budgets {
+                    for seed in 0..seeds {
+                        let mut a =
+                            TestData::generating(Vec::new(), Source::from_seed(seed), max_choices);
+                        let mut b =
+                            TestData::generating(Vec::new(), Source::from_seed(seed), max_choices);
+                        let (ra, oa) = general(&mut a, c, min, max);
+                        let (rb, ob) = fast(&mut b, c, min, max);
+                        assert_eq!(
+                            (ra, &oa),
+                            (rb, &ob),
+                            "{c:?} {min} {max:?} {max_choices} {seed}"
+                        );
+                        assert_eq!(seen(&a), seen(&b));
+                        // Replays of a prefix of those choices (with one
+                        // changed), then generation or simplest values.
+                        let mut prefix = a.choices();
+                        prefix.truncate(prefix.len() / 2);
+                        if let Some(last) = prefix.last_mut() {
+                            *last = ChoiceValue::Boolean(false);
+                        }
+                        let modes: [Restart; 3] = [
+                            |p, m, seed| TestData::generating(p, Source::from_seed(seed + 99), m),
+                            |p, m, _| TestData::replaying(p, m),
+                            |p, m, _| TestData::replaying_far(p, m),
+                        ];
+                        for mode in modes {
+                            let mut a = mode(prefix.clone(), max_choices, seed);
+                            let mut b = mode(prefix.clone(), max_choices, seed);
+                            let (ra, oa) = general(&mut a, c, min, max);
+                            let (rb, ob) = fast(&mut b, c, min, max);
+                            assert_eq!((ra, &oa), (rb, &ob));
+                            assert_eq!(seen(&a), seen(&b));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A vector of values is emptied without its destructors only while
+    /// every write into it said it owns nothing; one through `DerefMut`, a
+    /// write that owns memory, or a vector from outside runs them (under
+    /// Miri a value let go of without its destructor is a leak).
+    #[test]
+    fn values_free_what_they_own() {
+        let mut values = Values::default();
+        values.append_with(|v| {
+            v.extend([ChoiceValue::Integer(3), ChoiceValue::Boolean(true)]);
+            false
+        });
+        assert!(!values.may_own);
+        values.clear_all();
+        assert!(values.is_empty() && !values.may_own);
+        values.append_with(|v| {
+            v.push(ChoiceValue::Bytes(vec![1, 2]));
+            true
+        });
+        // A later write that owns nothing keeps the mark.
+        values.append_with(|v| {
+            v.push(ChoiceValue::Float(1.5));
+            false
+        });
+        assert!(values.may_own && values.len() == 2);
+        values.clear_all();
+        assert!(values.is_empty() && !values.may_own);
+        values.push(ChoiceValue::String(vec![0x41]));
+        assert!(values.may_own);
+        let moved = std::mem::take(&mut values);
+        assert!(moved.may_own && !values.may_own);
+        let mut outside = Values::from(vec![ChoiceValue::Bytes(vec![9])]);
+        assert!(outside.may_own);
+        outside.clear_all();
+        assert_eq!(moved.into_vec(), vec![ChoiceValue::String(vec![0x41])]);
+        // Through a restart, a prefix from outside is freed too.
+        let mut data =
+            TestData::generating(vec![ChoiceValue::Bytes(vec![7])], Source::from_seed(1), 10);
+        let old = data.restart_generating(Values::default(), Source::from_seed(2), 10);
+        assert!(old.is_empty() && !old.may_own);
+        assert!(data.take_prefix().is_empty());
+    }
+
     /// A restarted test case lets go of its nodes' memory (strings, bytes,
     /// shared wide integer bounds) whether they were drawn or put there from
     /// outside, and of nodes that own nothing without their destructors:
@@ -1462,7 +1794,7 @@ mod tests {
                 _ => {}
             }
             assert_eq!(data.nodes.may_own, round < 3);
-            let old = data.restart_generating(Vec::new(), Source::from_seed(round), 100);
+            let old = data.restart_generating(Values::default(), Source::from_seed(round), 100);
             assert!(old.is_empty());
             assert!(data.nodes.is_empty() && !data.nodes.may_own);
         }
@@ -1473,7 +1805,7 @@ mod tests {
         assert!(taken.may_own && !data.nodes.may_own);
         std::mem::swap(&mut *data.nodes, &mut *taken);
         assert!(data.nodes.may_own);
-        data.restart_generating(Vec::new(), Source::from_seed(9), 100);
+        data.restart_generating(Values::default(), Source::from_seed(9), 100);
         taken.clear_all();
         assert!(data.nodes.is_empty() && taken.is_empty());
     }

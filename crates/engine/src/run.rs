@@ -427,23 +427,19 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         let ended =
             data.status != Some(Status::Overrun) || data.max_choices() >= self.settings.max_choices;
         // A discarded span (a rejected filter attempt) kills the branch it
-        // stopped at.
-        let kills: Vec<usize> = data
-            .spans
-            .iter()
-            .filter(|span| span.discarded)
-            .map(|span| span.end)
-            .collect();
-        // Independent streams may race on state they share (a pool two
-        // threads draw from): what follows the first is not the test's to
-        // keep the same.
-        let streams_from = data
-            .spans
-            .iter()
-            .filter(|span| span.label == crate::data::labels::STREAM)
-            .map(|span| span.start)
-            .min()
-            .unwrap_or(usize::MAX);
+        // stopped at. Independent streams may race on state they share (a
+        // pool two threads draw from): what follows the first is not the
+        // test's to keep the same. (Both from one pass over the spans.)
+        let mut kills: Vec<usize> = Vec::new();
+        let mut streams_from = usize::MAX;
+        for span in &data.spans {
+            if span.discarded {
+                kills.push(span.end);
+            }
+            if span.label == crate::data::labels::STREAM {
+                streams_from = streams_from.min(span.start);
+            }
+        }
         match self
             .tree
             .record_streams(&data.nodes, ended, &kills, streams_from)
@@ -743,7 +739,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
         let small_limit = (5 * self.simplest_length + 10).min(self.settings.max_choices);
         // With targets, half the budget goes to hill-climbing afterwards.
         let mut consecutive_duplicates = 0u32;
-        let mut mutation: Option<Vec<ChoiceValue>> = None;
+        let mut mutation: Option<crate::data::Values> = None;
         let mut chain: Option<MutationChain> = None;
         // The vectors of the last chain that ended, for the next to take.
         let mut spare: Option<(Nodes, Vec<Span>)> = None;
@@ -787,7 +783,7 @@ impl<'s, 't, 'd> Runner<'s, 't, 'd> {
             // value combined with the bounds' simplest ones (`(15, 0)`, a
             // float bound then 0.0) is tried on purpose, not by chance.
             if small && !is_mutation && !prefix.is_empty() && !self.tree.replay_is_known(&prefix) {
-                let mut zero = TestData::replaying(prefix.clone(), max_choices);
+                let mut zero = TestData::replaying(prefix.to_vec(), max_choices);
                 zero.stamped = self.nondeterministic();
                 self.execute(&mut zero);
                 if self.stopped() {
