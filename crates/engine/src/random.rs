@@ -152,16 +152,14 @@ impl Source {
             .iter()
             .find(|(lo, hi, _)| (*lo, *hi) == (min, max))
             .map(|(_, _, bits)| *bits)?;
-        let mut k = self.below(u64::from(bits.count_ones()));
-        for i in 0..=max - min {
-            if bits & (1 << i) != 0 {
-                if k == 0 {
-                    return Some(min + i);
-                }
-                k -= 1;
-            }
+        let k = self.below(u64::from(bits.count_ones()));
+        // The `k`th member (from `min` up): the lowest set bit once the `k`
+        // below it are cleared (a subset sets no bit past its width).
+        let mut rest = bits;
+        for _ in 0..k {
+            rest &= rest - 1;
         }
-        None
+        (rest != 0).then(|| min + i128::from(rest.trailing_zeros()))
     }
 
     /// After the first draw `v` of the small range `min..=max` in this test
