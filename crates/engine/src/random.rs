@@ -93,6 +93,12 @@ impl Source {
         if n == u128::MAX {
             return (u128::from(self.rng.next_u64()) << 64) | u128::from(self.rng.next_u64());
         }
+        if let Ok(n) = u64::try_from(n)
+            && n < u64::MAX
+        {
+            let rng = &mut self.rng;
+            return u128::from(up_to_u64_from_words(n, || rng.next_u64()));
+        }
         self.rng.random_range(0..=n)
     }
 
@@ -152,16 +158,14 @@ impl Source {
             .iter()
             .find(|(lo, hi, _)| (*lo, *hi) == (min, max))
             .map(|(_, _, bits)| *bits)?;
-        let mut k = self.below(u64::from(bits.count_ones()));
-        for i in 0..=max - min {
-            if bits & (1 << i) != 0 {
-                if k == 0 {
-                    return Some(min + i);
-                }
-                k -= 1;
-            }
+        let k = self.below(u64::from(bits.count_ones()));
+        // The `k`th member (from `min` up): the lowest set bit once the `k`
+        // below it are cleared (a subset sets no bit past its width).
+        let mut rest = bits;
+        for _ in 0..k {
+            rest &= rest - 1;
         }
-        None
+        (rest != 0).then(|| min + i128::from(rest.trailing_zeros()))
     }
 
     /// After the first draw `v` of the small range `min..=max` in this test
@@ -194,6 +198,32 @@ impl Source {
             swarm.subsets.push((min, max, bits));
         }
     }
+}
+
+/// What `rand`'s `random_range(0..=n)` over u128 draws for an `n` below
+/// `u64::MAX`, from the same random words, in 64-bit arithmetic: a u128
+/// (the low word first) times the range size `r = n + 1`, whose high half
+/// is the value; when the low half exceeds `2^128 - r` (only when its high
+/// word is all ones) a second u128's high half times `r` is added to it,
+/// and a carry out of that sum adds one.
+#[inline]
+fn up_to_u64_from_words(n: u64, mut word: impl FnMut() -> u64) -> u64 {
+    let r = n + 1;
+    let wide = |low: u64, high: u64| {
+        let a = u128::from(low) * u128::from(r);
+        let b = u128::from(high) * u128::from(r);
+        let mid = (b as u64 as u128) + (a >> 64);
+        // The high half (below r) and the low half's two words.
+        ((b >> 64) as u64 + (mid >> 64) as u64, mid as u64, a as u64)
+    };
+    let (low, high) = (word(), word());
+    let (mut value, mid, bottom) = wide(low, high);
+    if mid == u64::MAX && bottom > r.wrapping_neg() {
+        let (low, high) = (word(), word());
+        let (more, _, _) = wide(low, high);
+        value += u64::from(bottom.checked_add(more).is_none());
+    }
+    value
 }
 
 /// Magnitude widths for integers over ranges too wide to draw uniformly, and
@@ -1019,6 +1049,71 @@ pub fn string(source: &mut Source, c: &Constraints, _recent: &[i128]) -> ChoiceV
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Words handed out in order, as a generator would.
+    struct Words(Vec<u64>, usize);
+
+    impl RngCore for Words {
+        fn next_u32(&mut self) -> u32 {
+            self.next_u64() as u32
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.1 += 1;
+            self.0[self.1 - 1]
+        }
+        fn fill_bytes(&mut self, _: &mut [u8]) {
+            unreachable!()
+        }
+    }
+
+    /// `up_to_u64_from_words` draws what `rand`'s u128 range draws, from
+    /// the same words and as many: random words and sizes, and words that
+    /// take its second draw (a low half past `2^128 - r`) with and without
+    /// a carry.
+    #[test]
+    fn small_u128_ranges_draw_what_rand_draws() {
+        let check = |n: u64, words: Vec<u64>| {
+            let mut theirs = Words(words.clone(), 0);
+            let expected = theirs.random_range(0..=u128::from(n));
+            let mut ours = Words(words, 0);
+            let got = up_to_u64_from_words(n, || ours.next_u64());
+            assert_eq!(u128::from(got), expected, "n {n}");
+            assert_eq!(ours.1, theirs.1, "words used, n {n}");
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        for i in 0..200_000u64 {
+            let n = match i % 4 {
+                0 => rng.next_u64() % 16,
+                1 => rng.next_u64() >> (rng.next_u64() % 64),
+                2 => u64::MAX - 1 - rng.next_u64() % 4,
+                _ => rng.next_u64().min(u64::MAX - 1),
+            };
+            let words = (0..4).map(|_| rng.next_u64()).collect();
+            check(n, words);
+        }
+        // r = 3: the u128 (2^128 - 1) / 3 times 3 leaves a low half of
+        // 2^128 - 1, past 2^128 - 3; then a small and a large second draw.
+        let third = u128::MAX / 3;
+        for second in [0, u64::MAX, 1 << 62, 3 << 62] {
+            check(2, vec![third as u64, (third >> 64) as u64, 0, second]);
+            check(2, vec![third as u64, (third >> 64) as u64, second, second]);
+        }
+        for n in [0, 1, 2, 5, u64::MAX / 3, u64::MAX - 1] {
+            let r = u128::from(n) + 1;
+            // Words all ones or zeros, and u128s next to multiples of r.
+            for v in [
+                u128::MAX,
+                0,
+                u128::MAX / r,
+                u128::MAX / r * r,
+                (u128::MAX / r).wrapping_mul(r).wrapping_sub(1),
+            ] {
+                for second in [0, u64::MAX] {
+                    check(n, vec![v as u64, (v >> 64) as u64, second, second]);
+                }
+            }
+        }
+    }
 
     /// The integer comparisons pick what the float steps pick, at and next
     /// to every class end and for random words.

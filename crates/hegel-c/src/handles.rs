@@ -887,6 +887,28 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
         name: &str,
         f: impl FnOnce(&Arc<T>) -> R,
     ) -> Result<R, AbiError> {
+        self.try_with_shared(
+            recent,
+            handle,
+            kind,
+            name,
+            #[inline(always)]
+            |object| Ok(f(object)),
+        )
+    }
+
+    /// [`Slots::with_shared`] for an `f` that may fail: its error and a
+    /// handle not found come out as one result, with no result inside a
+    /// result for every call to take apart (the per-draw path).
+    #[inline(always)]
+    pub fn try_with_shared<H, R>(
+        &'static self,
+        recent: &'static LocalKey<RefCell<Recent<T>>>,
+        handle: *const H,
+        kind: u8,
+        name: &str,
+        f: impl FnOnce(&Arc<T>) -> Result<R, AbiError>,
+    ) -> Result<R, AbiError> {
         let raw = handle as usize;
         let mut f = Some(f);
         let hit = recent.try_with(|recent| {
@@ -901,11 +923,11 @@ impl<T: Send + Sync + 'static> Slots<Pinned<T>> {
             )
         });
         if let Ok(Some(result)) = hit {
-            return Ok(result);
+            return result;
         }
         let object = self.looked_up(recent, handle, kind, name)?;
         match f {
-            Some(f) => Ok(f(&object)),
+            Some(f) => f(&object),
             // `f` runs at most once, and only a hit takes it.
             None => Err(AbiError::Internal(format!(
                 "the {name} handle was looked up twice"

@@ -613,14 +613,14 @@ pub fn with_handle<R>(
     tc: *const hegel_test_case_t,
     f: impl FnOnce(&TestCaseHandle) -> AbiResult<R>,
 ) -> AbiResult<R> {
-    TEST_CASES.with_shared(
+    TEST_CASES.try_with_shared(
         &RECENT,
         tc,
         TEST_CASE_KIND,
         TEST_CASE_NAME,
         #[inline(always)]
         |tc| f(tc),
-    )?
+    )
 }
 
 /// Hands a new root handle onto `family` to the caller.
