@@ -94,3 +94,32 @@ fn explicit_values_shrink_with_the_grammar() {
     assert_eq!(report.failures, vec!["comma".to_string()]);
     assert_eq!(report.captured.as_deref(), Some("0,0"));
 }
+
+/// A draw belongs to the test case (and stream) it was first advanced in:
+/// a later test case refuses it, also one handed out after the first was
+/// freed, whose family may be the first's renewed in place (at the same
+/// address).
+#[test]
+fn a_draw_is_refused_by_a_later_test_case() {
+    let ctx = context();
+    let grammar = compile(ctx, "start: NUM (\",\" NUM)*\n%declare NUM\n", &["NUM"]);
+    let s = settings(ctx, 5, 3);
+    let mut draw = ptr::null_mut();
+    ok(hegel_grammar_draw_new(ctx, grammar, 0, &mut draw));
+    let mut seen = 0;
+    let report = run(ctx, s, |tc| {
+        let mut terminal = 0;
+        let rc = hegel_grammar_draw_next(ctx, tc, draw, &mut terminal);
+        if seen == 0 {
+            assert_eq!(rc, hegel_result_t::HEGEL_OK);
+            ok(hegel_grammar_draw_provide(ctx, draw, view("1")));
+        } else {
+            assert_eq!(rc, hegel_result_t::HEGEL_E_INVALID_ARG, "test case {seen}");
+        }
+        seen += 1;
+        (Outcome::Valid, String::new())
+    });
+    assert!(report.failures.is_empty());
+    assert!(seen >= 2, "{seen} test cases");
+    ok(hegel_grammar_draw_free(ctx, draw));
+}

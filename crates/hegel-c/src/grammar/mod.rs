@@ -69,8 +69,11 @@ handled!(DrawHandle, 18, "grammar draw");
 struct DrawState {
     grammar: Arc<Grammar>,
     max_size: usize,
-    /// The stream the draw belongs to, once advanced.
-    stream: Option<(usize, u64)>,
+    /// The stream the draw belongs to, once advanced: its test case's
+    /// family id ([`crate::test_case::Family::id`], distinct for every test
+    /// case, where the family's address is not: a run's next root may
+    /// renew the last one's family in place) and the stream's index.
+    stream: Option<(u64, u64)>,
     attempts: u32,
     /// The current attempt's string.
     pieces: Option<Vec<Piece>>,
@@ -468,7 +471,7 @@ pub extern "C" fn hegel_grammar_draw_next(
         let draw = handles::get::<DrawHandle, _>(draw)?;
         require(out_terminal, "out_terminal")?;
         let mut state = try_lock(&draw.state, "grammar draw")?;
-        let stream = (Arc::as_ptr(&tc.family) as usize, tc.stream);
+        let stream = (tc.family.id, tc.stream);
         match state.stream {
             None => state.stream = Some(stream),
             Some(s) if s != stream => {
