@@ -982,140 +982,90 @@ fn wide_integer(c: &IntegerConstraints) -> CompactIntegerConstraints {
     CompactIntegerConstraints::Wide(shared)
 }
 
-/// A test case's choices: a vector of nodes that knows whether any of them
-/// may own memory, so that emptying it for the next test case skips the
-/// nodes' destructors without looking at each (nearly every choice is a
-/// number or a boolean, which owns nothing; a scan of them was 3% of a
-/// generated list of 100 integers' instructions).
+/// What a [`Marked`] vector holds: a choice node or value, which knows
+/// whether it owns memory (a string's or bytes' buffer, shared constraints).
+pub trait MayOwn {
+    /// Whether dropping it frees nothing.
+    fn owns_nothing(&self) -> bool;
+}
+
+impl MayOwn for ChoiceNode {
+    #[inline(always)]
+    fn owns_nothing(&self) -> bool {
+        ChoiceNode::owns_nothing(self)
+    }
+}
+
+impl MayOwn for ChoiceValue {
+    #[inline(always)]
+    fn owns_nothing(&self) -> bool {
+        ChoiceValue::owns_nothing(self)
+    }
+}
+
+/// A vector that knows whether any of its elements may own memory, so that
+/// emptying it for the next test case skips the destructors without
+/// looking at each (nearly every choice is a number or a boolean, which
+/// owns nothing; a scan of them was 3% of a generated list of 100
+/// integers' instructions).
 ///
 /// Reads go through `Deref` to the vector. A change through `DerefMut` (any
 /// `&mut` use from outside: a push, an element replaced, a swap of the
 /// vectors) marks it as maybe owning memory, so its next emptying runs the
-/// destructors; only [`TestData`]'s own pushes, which say what they push,
-/// keep the mark clear. The mark travels with the vector when a whole
-/// `Nodes` is moved or swapped.
-#[derive(Debug, Default)]
-pub struct Nodes {
-    vec: Vec<ChoiceNode>,
-    /// False only when no node owns memory ([`ChoiceNode::owns_nothing`]).
+/// destructors; only writers that say what they write keep the mark clear
+/// ([`TestData`]'s own pushes of nodes, [`Marked::append_with`]). The mark
+/// travels with the vector when a whole `Marked` is moved or swapped.
+#[derive(Clone, Debug)]
+pub struct Marked<T> {
+    vec: Vec<T>,
+    /// False only when no element owns memory ([`MayOwn::owns_nothing`]).
     may_own: bool,
 }
 
-impl Nodes {
-    /// Nodes of `vec` (which may own memory).
-    pub fn from_vec(vec: Vec<ChoiceNode>) -> Nodes {
-        Nodes { vec, may_own: true }
+/// A test case's choices.
+pub type Nodes = Marked<ChoiceNode>;
+
+/// A vector of choice values: a test case's prefix, a mutation's choices (a
+/// mutation's prefix copies every choice of the test case it mutates,
+/// hundreds, nearly all numbers and booleans).
+pub type Values = Marked<ChoiceValue>;
+
+impl<T: MayOwn> Marked<T> {
+    /// Elements of `vec` (which may own memory).
+    pub fn from_vec(vec: Vec<T>) -> Marked<T> {
+        Marked { vec, may_own: true }
     }
 
-    /// The vector of nodes.
-    pub fn into_vec(self) -> Vec<ChoiceNode> {
+    /// The vector.
+    pub fn into_vec(self) -> Vec<T> {
         self.vec
     }
 
-    /// Whether no node owns memory, as marked: when true, every node is
-    /// sure to own nothing (unsafe code may rely on it: the mark is set by
-    /// any push that may own memory and any `&mut` use of the vector, and
-    /// cleared only with the vector emptied).
+    /// Whether no element owns memory, as marked: when true, every element
+    /// is sure to own nothing (unsafe code may rely on it: the mark is set
+    /// by any write that may own memory and any `&mut` use of the vector,
+    /// and cleared only with the vector emptied).
     #[inline]
     pub fn owns_nothing(&self) -> bool {
         !self.may_own
     }
 
-    /// Nodes of `vec`, marked as owning nothing when none does (a scan).
-    pub fn scanned(vec: Vec<ChoiceNode>) -> Nodes {
-        let may_own = !vec.iter().all(ChoiceNode::owns_nothing);
-        Nodes { vec, may_own }
+    /// Elements of `vec`, marked as owning nothing when none does (a scan).
+    pub fn scanned(vec: Vec<T>) -> Marked<T> {
+        let may_own = !vec.iter().all(T::owns_nothing);
+        Marked { vec, may_own }
     }
 
-    /// Empties it, keeping its allocation; the destructors run only when a
-    /// node may own memory.
-    #[inline]
-    pub fn clear_all(&mut self) {
-        if self.may_own {
-            self.vec.clear();
-            self.may_own = false;
-        } else {
-            debug_assert!(self.vec.iter().all(ChoiceNode::owns_nothing));
-            // SAFETY: a length of zero exposes no element, initialised or
-            // not; and no node let go of without its destructor owns memory
-            // or a reference (`may_own` is false: every node came from a
-            // push that said so), so nothing leaks.
-            unsafe { self.vec.set_len(0) }
-        }
-    }
-}
-
-impl std::ops::Deref for Nodes {
-    type Target = Vec<ChoiceNode>;
-
-    #[inline]
-    fn deref(&self) -> &Vec<ChoiceNode> {
-        &self.vec
-    }
-}
-
-impl std::ops::DerefMut for Nodes {
-    /// Whatever the caller does with the vector, its nodes may own memory after.
-    #[inline]
-    fn deref_mut(&mut self) -> &mut Vec<ChoiceNode> {
-        self.may_own = true;
-        &mut self.vec
-    }
-}
-
-impl<'a> IntoIterator for &'a Nodes {
-    type Item = &'a ChoiceNode;
-    type IntoIter = std::slice::Iter<'a, ChoiceNode>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.vec.iter()
-    }
-}
-
-impl From<Vec<ChoiceNode>> for Nodes {
-    fn from(vec: Vec<ChoiceNode>) -> Nodes {
-        Nodes::from_vec(vec)
-    }
-}
-
-/// A vector of choice values (a test case's prefix, a mutation's choices)
-/// that knows whether any of them may own memory, as [`Nodes`] does: a
-/// mutation's prefix copies every choice of the test case it mutates
-/// (hundreds, nearly all numbers and booleans), and emptying it for the
-/// next test case skips the values' destructors without looking at each.
-///
-/// Reads go through `Deref` to the vector; any change through `DerefMut`
-/// marks it as maybe owning memory. Only [`Values::append_with`], whose
-/// writer says whether it appended a value that owns memory, keeps the
-/// mark clear. The mark travels with the vector.
-#[derive(Clone, Debug, Default)]
-pub struct Values {
-    vec: Vec<ChoiceValue>,
-    /// False only when no value owns memory ([`ChoiceValue::owns_nothing`]).
-    may_own: bool,
-}
-
-impl Values {
-    /// Values of `vec` (which may own memory).
-    pub fn from_vec(vec: Vec<ChoiceValue>) -> Values {
-        Values { vec, may_own: true }
-    }
-
-    /// The vector of values.
-    pub fn into_vec(self) -> Vec<ChoiceValue> {
-        self.vec
-    }
-
-    /// Whether a value may own memory (false only when none does).
+    /// Whether an element may own memory (false only when none does).
     #[cfg(test)]
     pub(crate) fn may_own(&self) -> bool {
         self.may_own
     }
 
-    /// Appends values by `write`, which returns whether it appended one
+    /// Appends elements by `write`, which returns whether it appended one
     /// that may own memory (false only when none does).
     #[inline]
-    pub fn append_with(&mut self, write: impl FnOnce(&mut Vec<ChoiceValue>) -> bool) {
+    pub fn append_with(&mut self, write: impl FnOnce(&mut Vec<T>) -> bool) {
         // Marked first: should `write` panic midway, what it appended is
         // still dropped properly.
         let may_own = self.may_own;
@@ -1124,45 +1074,65 @@ impl Values {
         self.may_own = may_own || owns;
     }
 
-    /// Empties it, keeping its allocation; the destructors run only when a
-    /// value may own memory.
+    /// Empties it, keeping its allocation; the destructors run only when an
+    /// element may own memory.
     #[inline]
     pub fn clear_all(&mut self) {
         if self.may_own {
             self.vec.clear();
             self.may_own = false;
         } else {
-            debug_assert!(self.vec.iter().all(ChoiceValue::owns_nothing));
+            debug_assert!(self.vec.iter().all(T::owns_nothing));
             // SAFETY: a length of zero exposes no element, initialised or
-            // not; and no value let go of without its destructor owns
-            // memory (`may_own` is false: every value came from a write
+            // not; and no element let go of without its destructor owns
+            // memory (`may_own` is false: every element came from a write
             // that said so), so nothing leaks.
             unsafe { self.vec.set_len(0) }
         }
     }
 }
 
-impl std::ops::Deref for Values {
-    type Target = Vec<ChoiceValue>;
+impl<T> Default for Marked<T> {
+    /// Empty, owning nothing.
+    fn default() -> Marked<T> {
+        Marked {
+            vec: Vec::new(),
+            may_own: false,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Marked<T> {
+    type Target = Vec<T>;
 
     #[inline]
-    fn deref(&self) -> &Vec<ChoiceValue> {
+    fn deref(&self) -> &Vec<T> {
         &self.vec
     }
 }
 
-impl std::ops::DerefMut for Values {
-    /// Whatever the caller does with the vector, its values may own memory after.
+impl<T> std::ops::DerefMut for Marked<T> {
+    /// Whatever the caller does with the vector, its elements may own
+    /// memory after.
     #[inline]
-    fn deref_mut(&mut self) -> &mut Vec<ChoiceValue> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
         self.may_own = true;
         &mut self.vec
     }
 }
 
-impl From<Vec<ChoiceValue>> for Values {
-    fn from(vec: Vec<ChoiceValue>) -> Values {
-        Values::from_vec(vec)
+impl<'a, T> IntoIterator for &'a Marked<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.vec.iter()
+    }
+}
+
+impl<T: MayOwn> From<Vec<T>> for Marked<T> {
+    fn from(vec: Vec<T>) -> Marked<T> {
+        Marked::from_vec(vec)
     }
 }
 

@@ -256,14 +256,7 @@ impl Copy {
     ///
     /// No value of `nodes` may own memory ([`ChoiceValue::owns_nothing`]).
     unsafe fn write_plain(&self, nodes: &[ChoiceNode], out: &mut Vec<ChoiceValue>) {
-        let replacement = &nodes[self.copied.0..self.copied.1];
-        for range in [
-            &nodes[..self.first.0],
-            replacement,
-            &nodes[self.first.1..self.second.0],
-            replacement,
-            &nodes[self.second.1..],
-        ] {
+        for range in self.pieces(nodes) {
             // SAFETY: by this function's contract.
             unsafe { extend_plain_values(out, range) };
         }
@@ -272,18 +265,26 @@ impl Copy {
     /// Appends the test case's choices, with the copy made, to `out`;
     /// whether one of them owns memory.
     fn write(&self, nodes: &[ChoiceNode], out: &mut Vec<ChoiceValue>) -> bool {
-        let replacement = &nodes[self.copied.0..self.copied.1];
         let mut owns = false;
-        for range in [
+        for range in self.pieces(nodes) {
+            owns |= extend_values(out, range);
+        }
+        owns
+    }
+
+    /// The test case's choices with the copy made, in order: before the
+    /// first span, the copied span in its place, between the spans, the
+    /// copied span again, after the second.
+    #[inline(always)]
+    fn pieces<'a>(&self, nodes: &'a [ChoiceNode]) -> [&'a [ChoiceNode]; 5] {
+        let replacement = &nodes[self.copied.0..self.copied.1];
+        [
             &nodes[..self.first.0],
             replacement,
             &nodes[self.first.1..self.second.0],
             replacement,
             &nodes[self.second.1..],
-        ] {
-            owns |= extend_values(out, range);
-        }
-        owns
+        ]
     }
 }
 
