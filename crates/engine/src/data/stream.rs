@@ -219,6 +219,42 @@ mod tests {
         (root, mine, theirs)
     }
 
+    /// Strings (whose prefix values a replay moves into its choices, not
+    /// copies, leaving a placeholder behind) drawn before a fork, in the
+    /// stream and after it, replay to the same values: neither the fork
+    /// nor a later draw reads the prefix at a choice already made.
+    #[test]
+    fn strings_around_a_fork_replay_to_the_same_values() {
+        let alphabet =
+            std::sync::Arc::new(crate::charset::CharSet::from_intervals(vec![(0x61, 0x7a)]));
+        let size = crate::choice::SizeConstraints {
+            min_size: 1,
+            max_size: 5,
+        };
+        let draw = |data: &mut TestData| -> Vec<Vec<u32>> {
+            let mut out = vec![data.draw_string(alphabet.clone(), size).unwrap()];
+            let (at, mut stream) = data.fork_stream().unwrap();
+            out.push(stream.draw_string(alphabet.clone(), size).unwrap());
+            out.push(data.draw_string(alphabet.clone(), size).unwrap());
+            let (inner_at, mut inner) = stream.fork_stream().unwrap();
+            out.push(inner.draw_string(alphabet.clone(), size).unwrap());
+            out.push(stream.draw_string(alphabet.clone(), size).unwrap());
+            stream.join_stream(inner_at, inner);
+            data.join_stream(at, stream);
+            data.conclude(crate::Status::Valid, None);
+            out
+        };
+        for seed in 0..if cfg!(miri) { 2 } else { 20 } {
+            let mut first = TestData::generating(Vec::new(), Source::from_seed(seed), 100);
+            let values = draw(&mut first);
+            let choices = first.choices();
+            let mut again = TestData::replaying(choices.clone(), 100);
+            assert_eq!(draw(&mut again), values, "seed {seed}");
+            assert_eq!(again.choices(), choices);
+            assert!(!again.misaligned);
+        }
+    }
+
     #[test]
     fn a_joined_stream_replays_to_the_same_values_whatever_drew_first() {
         for seed in 0..20 {
